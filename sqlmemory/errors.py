@@ -1,0 +1,67 @@
+"""The exception tree of sqlmemory, and the one place that translates database errors.
+
+Every error raised by the library derives from :class:`SqlMemoryError`. Errors caused by
+bad input also derive from :class:`ValueError`, so ``except ValueError`` keeps working for
+callers that do not know this library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = [
+    "BlobTooLargeError",
+    "DuplicateMessageError",
+    "InvalidMessageError",
+    "InvalidSessionIdError",
+    "SchemaError",
+    "SqlMemoryError",
+    "StorageError",
+    "translate_db_errors",
+]
+
+
+class SqlMemoryError(Exception):
+    """Root of every error raised by sqlmemory."""
+
+
+class InvalidMessageError(SqlMemoryError, ValueError):
+    """A message, block or tool call is malformed; nothing was written."""
+
+
+class InvalidSessionIdError(SqlMemoryError, ValueError):
+    """A session id is empty, too long, padded with whitespace or holds control characters."""
+
+
+class BlobTooLargeError(SqlMemoryError, ValueError):
+    """Image or document bytes exceed the storage's configured limit."""
+
+
+class DuplicateMessageError(SqlMemoryError, ValueError):
+    """A message id is already stored in the session with different content."""
+
+
+class StorageError(SqlMemoryError):
+    """The database failed; the original driver error is the ``__cause__``."""
+
+
+class SchemaError(StorageError):
+    """The database schema is missing or not at the head revision of the shipped migrations."""
+
+
+@contextmanager
+def translate_db_errors(action: str) -> Iterator[None]:
+    """Re-raise SQLAlchemy errors raised inside the block as :class:`StorageError`.
+
+    Errors of this library pass through unchanged, so validation errors raised inside a
+    transaction keep their type.
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        yield
+    except SqlMemoryError:
+        raise
+    except SQLAlchemyError as exc:
+        raise StorageError(f"{action} failed: {exc.__class__.__name__}: {exc}") from exc

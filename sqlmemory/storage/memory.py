@@ -1,0 +1,151 @@
+"""A storage that keeps sessions in process memory: for tests, prototypes and one-process bots."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlmemory.errors import DuplicateMessageError
+from sqlmemory.policy import Policy, RecentWindow, check_count, evict_start
+from sqlmemory.storage.base import (
+    DEFAULT_MAX_BLOB_BYTES,
+    SessionView,
+    check_messages,
+    check_session_id,
+    same_content,
+)
+from sqlmemory.types import Message, utc_now
+
+__all__ = ["InMemoryStorage"]
+
+
+class InMemoryStorage:
+    """Sessions held in a dict, safe for concurrent use from threads.
+
+    Messages are immutable values, so handing them out shares nothing mutable; every
+    method returns a new list.
+
+    Args:
+        max_blob_bytes: the largest image or document accepted, in bytes (20 MiB).
+    """
+
+    def __init__(self, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
+        self.max_blob_bytes = max_blob_bytes
+        self._sessions: dict[str, list[Message]] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"InMemoryStorage(sessions={len(self._sessions)})"
+
+    def _stamp(self, message: Message, floor: datetime | None) -> Message:
+        if message.recorded_at is not None:
+            return message
+        now = utc_now()
+        return message.with_recorded_at(max(now, floor) if floor is not None else now)
+
+    def append(self, session_id: str, *messages: Message) -> None:
+        """Add ``messages`` at the end of the session, all or none.
+
+        A message whose id is stored already with the same content is skipped.
+
+        Raises:
+            DuplicateMessageError: an id is stored with different content.
+        """
+        check_session_id(session_id)
+        batch = check_messages(messages, self.max_blob_bytes)
+        if not batch:
+            return
+        with self._lock:
+            history = self._sessions.get(session_id, [])
+            stored = {m.id: m for m in history}
+            fresh: list[Message] = []
+            for message in batch:
+                old = stored.get(message.id)
+                if old is None:
+                    fresh.append(message)
+                elif not same_content(old, message):
+                    raise DuplicateMessageError(
+                        f"message id {message.id!r} is stored with different content"
+                    )
+            if not fresh:
+                return
+            floor = max((m.recorded_at for m in history if m.recorded_at), default=None)
+            stamped = []
+            for message in fresh:
+                message = self._stamp(message, floor)
+                assert message.recorded_at is not None  # noqa: S101
+                floor = message.recorded_at if floor is None else max(floor, message.recorded_at)
+                stamped.append(message)
+            self._sessions[session_id] = [*history, *stamped]
+
+    def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
+        """The session's history, oldest first, or its window under ``policy``."""
+        check_session_id(session_id)
+        with self._lock:
+            history = list(self._sessions.get(session_id, ()))
+        return policy.apply(history) if policy is not None else history
+
+    def save(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Replace the session's whole history; ``[]`` clears it."""
+        check_session_id(session_id)
+        batch = check_messages(messages, self.max_blob_bytes)
+        with self._lock:
+            stored = {m.id: m for m in self._sessions.get(session_id, ())}
+            floor: datetime | None = None
+            result = []
+            for message in batch:
+                old = stored.get(message.id)
+                if message.recorded_at is None and old is not None and same_content(old, message):
+                    message = old
+                message = self._stamp(message, floor)
+                assert message.recorded_at is not None  # noqa: S101
+                floor = message.recorded_at if floor is None else max(floor, message.recorded_at)
+                result.append(message)
+            if result:
+                self._sessions[session_id] = result
+            else:
+                self._sessions.pop(session_id, None)
+
+    def recent(self, session_id: str, n: int) -> list[Message]:
+        """At most the newest ``n`` messages, in whole groups, newest last."""
+        check_session_id(session_id)
+        check_count(n, "n")
+        return self.load(session_id, RecentWindow(n))
+
+    def evict(self, session_id: str, keep: int) -> int:
+        """Delete the oldest messages so at most ``keep`` remain; returns how many went."""
+        check_session_id(session_id)
+        check_count(keep, "keep")
+        with self._lock:
+            history = self._sessions.get(session_id, [])
+            cut = evict_start([m.role for m in history], keep)
+            if cut:
+                remaining = history[cut:]
+                if remaining:
+                    self._sessions[session_id] = remaining
+                else:
+                    del self._sessions[session_id]
+            return cut
+
+    def clear(self, session_id: str) -> int:
+        """Delete the session; returns the number of messages deleted."""
+        check_session_id(session_id)
+        with self._lock:
+            return len(self._sessions.pop(session_id, ()))
+
+    def count(self, session_id: str) -> int:
+        """The number of messages in the session."""
+        check_session_id(session_id)
+        with self._lock:
+            return len(self._sessions.get(session_id, ()))
+
+    def sessions(self, prefix: str | None = None) -> list[str]:
+        """Session ids (sorted), optionally only those starting with ``prefix``."""
+        with self._lock:
+            ids = list(self._sessions)
+        return sorted(i for i in ids if prefix is None or i.startswith(prefix))
+
+    def session(self, session_id: str) -> SessionView:
+        """A view of one session with the same methods minus the id argument."""
+        return SessionView(self, session_id)
