@@ -14,8 +14,8 @@ from sqlmemory.policy import (
     FixedWindow,
     NoOp,
     Policy,
-    TokenWindow,
     Tokenizer,
+    TokenWindow,
     estimate_tokens,
     groups,
 )

@@ -140,8 +140,10 @@ class TailPolicy(Policy, Protocol):
     does not implement it still works: the storage reads the whole history for it.
     """
 
-    needs_content: bool
-    """Whether :meth:`select` needs whole messages; if not, :class:`Entry` values do."""
+    @property
+    def needs_content(self) -> bool:
+        """Whether :meth:`select` needs whole messages; if not, :class:`Entry` values do."""
+        ...
 
     def select(self, tail: Sequence[_Item], complete: bool) -> list[int] | None:
         """Indices into ``tail`` of the window, or ``None`` when a longer tail is needed.
@@ -233,7 +235,7 @@ class TokenWindow:
             raise ValueError("TokenWindow(max_tokens) must be positive")
 
     @property
-    def needs_content(self) -> bool:  # type: ignore[override]
+    def needs_content(self) -> bool:
         return self.tokenizer is not None
 
     def _cost(self, item: _Item) -> int:

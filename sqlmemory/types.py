@@ -152,7 +152,7 @@ def image_size(data: bytes, media_type: str) -> tuple[int, int] | None:
     try:
         with plugin(io.BytesIO(data)) as image:
             width, height = image.size
-    except Exception:  # noqa: BLE001 - any unreadable header means "size unknown"
+    except Exception:  # any unreadable header means "size unknown"
         return None
     if width <= 0 or height <= 0:
         return None
@@ -261,7 +261,7 @@ class ThinkingBlock:
             _check_str(self.signature, "ThinkingBlock.signature")
 
 
-Block = Union[TextBlock, ImageBlock, DocumentBlock, ThinkingBlock]
+Block = Union[TextBlock, ImageBlock, DocumentBlock, ThinkingBlock]  # noqa: UP007 - runtime alias on 3.10
 BLOCK_TYPES: tuple[type, ...] = (TextBlock, ImageBlock, DocumentBlock, ThinkingBlock)
 
 
@@ -294,8 +294,8 @@ def _to_blocks(value: str | Block | Iterable[str | Block] | None, what: str) -> 
         return ()
     if isinstance(value, str):
         return (TextBlock(value),)
-    if isinstance(value, BLOCK_TYPES):
-        return (value,)  # type: ignore[return-value]
+    if isinstance(value, (TextBlock, ImageBlock, DocumentBlock, ThinkingBlock)):
+        return (value,)
     if isinstance(value, (bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
         raise InvalidMessageError(f"{what} must be a str, a block or a sequence of them")
     blocks: list[Block] = []
@@ -303,7 +303,7 @@ def _to_blocks(value: str | Block | Iterable[str | Block] | None, what: str) -> 
         if isinstance(item, str):
             blocks.append(TextBlock(item))
         elif isinstance(item, BLOCK_TYPES):
-            blocks.append(item)  # type: ignore[arg-type]
+            blocks.append(item)
         else:
             raise InvalidMessageError(f"{what} holds a {type(item).__name__}, which is no block")
     return tuple(blocks)
@@ -342,7 +342,7 @@ class Message:
         except ValueError:
             raise InvalidMessageError(f"unknown role {self.role!r}") from None
         object.__setattr__(self, "role", role)
-        content = _to_blocks(self.content, "Message.content")  # type: ignore[arg-type]
+        content = _to_blocks(self.content, "Message.content")
         object.__setattr__(self, "content", content)
         if isinstance(self.tool_calls, (str, bytes, Mapping)) or not isinstance(
             self.tool_calls, Iterable

@@ -74,12 +74,12 @@ def check_messages(messages: Iterable[object], max_blob_bytes: int) -> list[Mess
         if not isinstance(message, Message):
             raise InvalidMessageError(f"expected a Message, got {type(message).__name__}")
         for block in message.content:
-            if isinstance(block, (ImageBlock, DocumentBlock)) and block.data is not None:
-                if len(block.data) > max_blob_bytes:
-                    raise BlobTooLargeError(
-                        f"{block.kind} of {len(block.data)} bytes exceeds the limit of "
-                        f"{max_blob_bytes} bytes"
-                    )
+            data = block.data if isinstance(block, (ImageBlock, DocumentBlock)) else None
+            if data is not None and len(data) > max_blob_bytes:
+                raise BlobTooLargeError(
+                    f"{block.kind} of {len(data)} bytes exceeds the limit of "
+                    f"{max_blob_bytes} bytes"
+                )
         earlier = seen.get(message.id)
         if earlier is not None:
             if not same_content(earlier, message):
