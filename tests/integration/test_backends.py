@@ -1,0 +1,221 @@
+"""The backend fixtures themselves: reachability, URLs, and the skip-or-fail rule."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+
+from ._backends import (
+    LOCAL_URL,
+    MYSQL_MIN_ALLOWED_PACKET,
+    REQUIRE_ENV,
+    URL_ENV,
+    BackendUnavailable,
+    ContainerStarter,
+    Probe,
+    async_url,
+    candidate_url,
+    required_backends,
+    resolve_url,
+    unavailable,
+)
+
+# --- live: every backend answers -----------------------------------------------------
+
+
+def test_sync_url_answers(backend: str, db_url: str) -> None:
+    engine = sa.create_engine(db_url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            assert conn.execute(sa.text("SELECT 1")).scalar_one() == 1
+            assert conn.dialect.name == backend
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.anyio
+async def test_async_url_answers(backend: str, async_db_url: str) -> None:
+    engine = create_async_engine(async_db_url, poolclass=NullPool)
+    try:
+        async with engine.connect() as conn:
+            assert (await conn.execute(sa.text("SELECT 1"))).scalar_one() == 1
+            assert conn.dialect.name == backend
+            assert conn.dialect.is_async
+    finally:
+        await engine.dispose()
+
+
+def test_sync_and_async_urls_reach_the_same_database(db_url: str, async_db_url: str) -> None:
+    sync, asynchronous = make_url(db_url), make_url(async_db_url)
+    assert sync.drivername != asynchronous.drivername
+    assert sync.set(drivername="x") == asynchronous.set(drivername="x")
+
+
+@pytest.mark.parametrize("backend", ["mysql"], indirect=True)
+def test_mysql_connection_is_utf8mb4_with_room_for_large_blobs(db_url: str) -> None:
+    assert make_url(db_url).query.get("charset") == "utf8mb4"
+    engine = sa.create_engine(db_url, poolclass=NullPool)
+    try:
+        with engine.connect() as conn:
+            charset, packet = conn.execute(
+                sa.text("SELECT @@character_set_connection, @@max_allowed_packet")
+            ).one()
+    finally:
+        engine.dispose()
+    assert charset == "utf8mb4"
+    assert int(packet) >= MYSQL_MIN_ALLOWED_PACKET
+
+
+# --- resolution rules, with a fake environment and fake probes ------------------------
+
+
+def answers(url: str) -> str | None:
+    return None
+
+
+def refuses(url: str) -> str | None:
+    return "connection refused"
+
+
+def no_docker(backend: str, stack: contextlib.ExitStack) -> str:
+    raise BackendUnavailable("Docker does not answer")
+
+
+def fake_container(backend: str, stack: contextlib.ExitStack) -> str:
+    return f"{backend}+driver://user@container:1234/test"
+
+
+def resolve(
+    backend: str, environ: dict[str, str], probe: Probe, container: ContainerStarter
+) -> str:
+    with contextlib.ExitStack() as stack:
+        return resolve_url(
+            backend,
+            environ=environ,
+            tmp_dir=Path("/nonexistent"),
+            stack=stack,
+            probe=probe,
+            container=container,
+        )
+
+
+def test_sqlite_uses_a_file_in_the_temporary_directory(tmp_path: Path) -> None:
+    url, source = candidate_url("sqlite", {}, tmp_path)
+    assert source == "file"
+    assert url == f"sqlite+pysqlite:///{tmp_path}/test.db"
+    assert make_url(url).database == f"{tmp_path}/test.db"
+
+
+@pytest.mark.parametrize("name", ["postgresql", "mysql"])
+def test_env_url_wins_over_local_server(name: str) -> None:
+    env_url = LOCAL_URL[name].replace("127.0.0.1", "db.example")
+    assert candidate_url(name, {URL_ENV[name]: env_url}, Path("/tmp")) == (env_url, "env")
+    assert candidate_url(name, {URL_ENV[name]: "  "}, Path("/tmp")) == (LOCAL_URL[name], "local")
+
+
+def test_local_defaults_follow_the_spec() -> None:
+    pg = make_url(LOCAL_URL["postgresql"])
+    assert (pg.drivername, pg.username, pg.host, pg.port, pg.database) == (
+        "postgresql+psycopg",
+        "postgres",
+        "127.0.0.1",
+        5432,
+        "test",
+    )
+    my = make_url(LOCAL_URL["mysql"])
+    assert (my.drivername, my.username, my.password, my.host, my.port, my.database) == (
+        "mysql+pymysql",
+        "root",
+        None,
+        "127.0.0.1",
+        3306,
+        "test",
+    )
+    assert my.query["charset"] == "utf8mb4"
+
+
+def test_env_urls_get_the_spec_drivers_and_utf8mb4() -> None:
+    pg, _ = candidate_url("postgresql", {URL_ENV["postgresql"]: "postgresql://u:p@h/d"}, Path())
+    assert pg == "postgresql+psycopg://u:p@h/d"
+    my, _ = candidate_url("mysql", {URL_ENV["mysql"]: "mysql://u@h/d"}, Path())
+    assert make_url(my).drivername == "mysql+pymysql"
+    assert make_url(my).query["charset"] == "utf8mb4"
+    latin, _ = candidate_url("mysql", {URL_ENV["mysql"]: "mysql://u@h/d?charset=x"}, Path())
+    assert make_url(latin).query["charset"] == "x"
+
+
+@pytest.mark.parametrize(
+    ("name", "sync", "expected"),
+    [
+        ("sqlite", "sqlite+pysqlite:////tmp/a/test.db", "sqlite+aiosqlite:////tmp/a/test.db"),
+        (
+            "postgresql",
+            "postgresql+psycopg://postgres:s3cret@127.0.0.1:5432/test",
+            "postgresql+asyncpg://postgres:s3cret@127.0.0.1:5432/test",
+        ),
+        (
+            "mysql",
+            "mysql+pymysql://root@127.0.0.1:3306/test?charset=utf8mb4",
+            "mysql+aiomysql://root@127.0.0.1:3306/test?charset=utf8mb4",
+        ),
+    ],
+)
+def test_async_url_swaps_only_the_driver(name: str, sync: str, expected: str) -> None:
+    assert async_url(name, sync) == expected
+
+
+def test_local_server_is_used_when_it_answers() -> None:
+    assert resolve("postgresql", {}, probe=answers, container=no_docker) == LOCAL_URL["postgresql"]
+
+
+def test_container_is_the_fallback_for_a_silent_local_server() -> None:
+    def local_refuses(url: str) -> str | None:
+        return "refused" if "127.0.0.1" in url else None
+
+    url = resolve("mysql", {}, probe=local_refuses, container=fake_container)
+    assert url == "mysql+driver://user@container:1234/test"
+
+
+def test_unreachable_everywhere_lists_every_reason() -> None:
+    with pytest.raises(BackendUnavailable, match=r"connection refused; Docker does not answer"):
+        resolve("mysql", {}, probe=refuses, container=no_docker)
+
+
+def test_unreachable_env_url_does_not_fall_back_and_hides_the_password() -> None:
+    environ = {URL_ENV["postgresql"]: "postgresql+psycopg://u:s3cret@db.example/test"}
+    with pytest.raises(BackendUnavailable, match=URL_ENV["postgresql"]) as info:
+        resolve("postgresql", environ, probe=refuses, container=fake_container)
+    assert "s3cret" not in str(info.value)
+
+
+def test_required_backends_parses_a_comma_list() -> None:
+    assert required_backends({}) == frozenset()
+    assert required_backends({REQUIRE_ENV: ""}) == frozenset()
+    assert required_backends({REQUIRE_ENV: " SQLite, postgresql,,mysql "}) == {
+        "sqlite",
+        "postgresql",
+        "mysql",
+    }
+    with pytest.raises(ValueError, match="postgres"):
+        required_backends({REQUIRE_ENV: "postgres"})
+
+
+def test_unavailable_backend_is_skipped_when_not_required() -> None:
+    with pytest.raises(pytest.skip.Exception, match="no server"):
+        unavailable("mysql", "no server", {REQUIRE_ENV: "sqlite,postgresql"})
+
+
+def test_unavailable_backend_fails_when_required() -> None:
+    with pytest.raises(pytest.fail.Exception, match=f"required by {REQUIRE_ENV}.*no server"):
+        unavailable("mysql", "no server", {REQUIRE_ENV: "sqlite,postgresql,mysql"})
+
+
+def test_misspelt_requirement_fails_instead_of_skipping() -> None:
+    with pytest.raises(pytest.fail.Exception, match="unknown backends"):
+        unavailable("mysql", "no server", {REQUIRE_ENV: "mariadb"})
