@@ -1,0 +1,149 @@
+"""ORM rows of the sqlmemory schema, in SQLAlchemy 2.0 declarative style.
+
+Every table's primary key starts with ``session_id`` and every query filters by it, so
+the schema distributes by session (Citus, PostgreSQL partitioning) without change.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    ForeignKey,
+    ForeignKeyConstraint,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from sqlmemory._sqltypes import Blob, Key, UTCDateTime, Utf8Text
+
+__all__ = ["Base", "BlobRow", "BlockRow", "MessageRow", "SessionRow"]
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# InnoDB for transactions and foreign keys; utf8mb4 so 4-byte characters fit.
+MYSQL_TABLE_ARGS: dict[str, Any] = {
+    "mysql_engine": "InnoDB",
+    "mysql_charset": "utf8mb4",
+    "mysql_collate": "utf8mb4_bin",
+}
+
+
+class Base(DeclarativeBase):
+    """Declarative base of sqlmemory's tables, with a constraint naming convention."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class SessionRow(Base):
+    """A session; its row is the per-session lock under which ``seq`` is allocated."""
+
+    __tablename__ = "sqlmemory_sessions"
+    __table_args__ = (MYSQL_TABLE_ARGS,)
+
+    session_id: Mapped[str] = mapped_column(Key, primary_key=True)
+    next_seq: Mapped[int] = mapped_column(BigInteger, default=1)
+    """The ``seq`` the next appended message gets."""
+    last_recorded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    """The latest ``recorded_at`` stored, so assigned times never go backwards."""
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+    messages: Mapped[list[MessageRow]] = relationship(
+        back_populates="session", cascade="all, delete-orphan", order_by="MessageRow.seq",
+        passive_deletes=True,
+    )
+
+
+class BlobRow(Base):
+    """Image or document bytes, stored once per session and content hash."""
+
+    __tablename__ = "sqlmemory_blobs"
+    __table_args__ = (MYSQL_TABLE_ARGS,)
+
+    session_id: Mapped[str] = mapped_column(
+        Key, ForeignKey("sqlmemory_sessions.session_id", ondelete="CASCADE"), primary_key=True
+    )
+    sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    data: Mapped[bytes] = mapped_column(Blob)
+    size: Mapped[int] = mapped_column(BigInteger)
+    width: Mapped[int | None] = mapped_column(Integer)
+    """Image width read from the header when stored, so estimates never need the bytes."""
+    height: Mapped[int | None] = mapped_column(Integer)
+
+
+class MessageRow(Base):
+    """One message; ``seq`` is its place in the session (append order)."""
+
+    __tablename__ = "sqlmemory_messages"
+    __table_args__ = (
+        UniqueConstraint("session_id", "message_id"),
+        MYSQL_TABLE_ARGS,
+    )
+
+    session_id: Mapped[str] = mapped_column(
+        Key, ForeignKey("sqlmemory_sessions.session_id", ondelete="CASCADE"), primary_key=True
+    )
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    message_id: Mapped[str] = mapped_column(Key)
+    role: Mapped[str] = mapped_column(String(16))
+    tool_call_id: Mapped[str | None] = mapped_column(Key)
+    call_ids: Mapped[str | None] = mapped_column(Utf8Text)
+    """JSON list of the tool call ids, so windows are found without reading calls."""
+    tool_calls: Mapped[str | None] = mapped_column(Utf8Text)
+    """JSON list of calls; kept as text so argument key order survives byte for byte."""
+    metadata_json: Mapped[str | None] = mapped_column(Utf8Text)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    digest: Mapped[str] = mapped_column(String(64))
+    """SHA-256 of the message's content: idempotent appends and incremental saves."""
+    tokens: Mapped[int] = mapped_column(Integer)
+    """The default token estimate, so token windows are found without reading content."""
+
+    session: Mapped[SessionRow] = relationship(back_populates="messages")
+    blocks: Mapped[list[BlockRow]] = relationship(
+        cascade="all, delete-orphan", order_by="BlockRow.position", passive_deletes=True
+    )
+
+
+class BlockRow(Base):
+    """One content block of a message; image and document bytes live in a blob."""
+
+    __tablename__ = "sqlmemory_blocks"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["session_id", "seq"],
+            ["sqlmemory_messages.session_id", "sqlmemory_messages.seq"],
+            ondelete="CASCADE",
+        ),
+        # Composite: a block can only ever reference bytes of its own session.
+        ForeignKeyConstraint(
+            ["session_id", "blob_sha256"],
+            ["sqlmemory_blobs.session_id", "sqlmemory_blobs.sha256"],
+        ),
+        # Finds the blocks that still reference a blob when unreferenced blobs are swept.
+        Index(None, "session_id", "blob_sha256"),
+        MYSQL_TABLE_ARGS,
+    )
+
+    session_id: Mapped[str] = mapped_column(Key, primary_key=True)
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    kind: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str | None] = mapped_column(Utf8Text)
+    """Text of a text block, reasoning of a thinking block."""
+    signature: Mapped[str | None] = mapped_column(Utf8Text)
+    media_type: Mapped[str | None] = mapped_column(String(100))
+    url: Mapped[str | None] = mapped_column(Utf8Text)
+    title: Mapped[str | None] = mapped_column(Utf8Text)
+    blob_sha256: Mapped[str | None] = mapped_column(String(64))
