@@ -57,7 +57,8 @@ class Utf8Text(TypeDecorator[str]):
         if dialect.name == "postgresql":
             return dialect.type_descriptor(postgresql.BYTEA())
         if dialect.name in ("mysql", "mariadb"):
-            return dialect.type_descriptor(mysql.LONGTEXT(charset="utf8mb4", collation="utf8mb4_bin"))
+            longtext = mysql.LONGTEXT(charset="utf8mb4", collation="utf8mb4_bin")
+            return dialect.type_descriptor(longtext)
         return dialect.type_descriptor(Text())
 
     def process_bind_param(self, value: str | None, dialect: Dialect) -> Any:
