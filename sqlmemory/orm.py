@@ -99,6 +99,10 @@ class MessageRow(Base):
     message_id: Mapped[str] = mapped_column(Key)
     role: Mapped[str] = mapped_column(String(16))
     tool_call_id: Mapped[str | None] = mapped_column(Key)
+    text: Mapped[str | None] = mapped_column(Utf8Text)
+    """The content when it is exactly one text block (the common case): no block rows."""
+    n_blocks: Mapped[int] = mapped_column(Integer)
+    """How many rows the message has in ``sqlmemory_blocks`` (0 when ``text`` holds it)."""
     call_ids: Mapped[str | None] = mapped_column(Utf8Text)
     """JSON list of the tool call ids, so windows are found without reading calls."""
     tool_calls: Mapped[str | None] = mapped_column(Utf8Text)
