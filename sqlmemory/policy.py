@@ -179,6 +179,11 @@ class FixedWindow:
         if isinstance(self.n, bool) or not isinstance(self.n, int):
             raise TypeError("FixedWindow(n) takes an int")
 
+    @property
+    def page_hint(self) -> int:
+        """How many of the newest messages a storage reads first (groups may be long)."""
+        return 2 * max(self.n, 0) + 8
+
     def select(self, tail: Sequence[_Item], complete: bool) -> list[int] | None:
         if self.n <= 0:
             return []
@@ -260,6 +265,10 @@ class RecentWindow:
 
     n: int
     needs_content = False
+
+    @property
+    def page_hint(self) -> int:
+        return max(self.n, 0) + 1
 
     def select(self, tail: Sequence[_Item], complete: bool) -> list[int] | None:
         if self.n <= 0:

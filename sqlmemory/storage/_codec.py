@@ -1,0 +1,199 @@
+"""Messages to rows and back, and the content digest that makes appends idempotent.
+
+No SQL here: these functions turn a :class:`Message` into the plain dicts the SQL layer
+inserts, and rows (as mappings) back into messages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlmemory.policy import Entry, estimate_tokens
+from sqlmemory.types import (
+    Block,
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolCall,
+    dump_json,
+    freeze_json,
+)
+
+__all__ = ["BlobData", "EncodedMessage", "decode_message", "encode_message", "entry_of"]
+
+
+@dataclass(frozen=True)
+class BlobData:
+    """Bytes to store once per session, with the image size read from the header."""
+
+    sha256: str
+    data: bytes
+    width: int | None
+    height: int | None
+
+
+@dataclass
+class EncodedMessage:
+    """A message as rows: the message row, its block rows, the blobs they reference."""
+
+    message: Message
+    row: dict[str, Any]
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    blobs: list[BlobData] = field(default_factory=list)
+
+    @property
+    def digest(self) -> str:
+        return str(self.row["digest"])
+
+
+def _block_row(block: Block, blobs: list[BlobData]) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "kind": block.kind,
+        "text": None,
+        "signature": None,
+        "media_type": None,
+        "url": None,
+        "title": None,
+        "blob_sha256": None,
+    }
+    if isinstance(block, TextBlock):
+        row["text"] = block.text
+    elif isinstance(block, ThinkingBlock):
+        row["text"], row["signature"] = block.thinking, block.signature
+    elif isinstance(block, ImageBlock):
+        row["media_type"], row["url"] = block.media_type, block.url
+        if block.data is not None:
+            sha = hashlib.sha256(block.data).hexdigest()
+            row["blob_sha256"] = sha
+            blobs.append(BlobData(sha, block.data, block.width, block.height))
+    else:
+        sha = hashlib.sha256(block.data).hexdigest()
+        row["media_type"], row["title"], row["blob_sha256"] = block.media_type, block.title, sha
+        blobs.append(BlobData(sha, block.data, None, None))
+    return row
+
+
+def encode_message(message: Message) -> EncodedMessage:
+    """The rows of ``message`` (without ``session_id``, ``seq`` and ``recorded_at``)."""
+    blobs: list[BlobData] = []
+    inline = len(message.content) == 1 and isinstance(message.content[0], TextBlock)
+    blocks = [] if inline else [_block_row(b, blobs) for b in message.content]
+    tool_calls = (
+        json.dumps(
+            [
+                {"id": c.id, "name": c.name, "arguments": json.loads(c.arguments_json)}
+                for c in message.tool_calls
+            ],
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        if message.tool_calls
+        else None
+    )
+    metadata = dump_json(message.metadata) if message.metadata else None
+    text = message.content[0].text if inline else None  # type: ignore[union-attr]
+    digest_source = json.dumps(
+        [
+            message.role.value,
+            message.tool_call_id,
+            tool_calls,
+            metadata,
+            text,
+            [[b[k] for k in sorted(b)] for b in blocks],
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    row = {
+        "message_id": message.id,
+        "role": message.role.value,
+        "tool_call_id": message.tool_call_id,
+        "text": text,
+        "n_blocks": len(blocks),
+        "call_ids": json.dumps(list(message.call_ids)) if message.tool_calls else None,
+        "tool_calls": tool_calls,
+        "metadata_json": metadata,
+        "digest": hashlib.sha256(digest_source.encode("utf-8")).hexdigest(),
+        "tokens": estimate_tokens(message),
+    }
+    return EncodedMessage(message, row, blocks, blobs)
+
+
+def _new(cls: type, **values: Any) -> Any:
+    # Rows were validated when they were written, so values are rebuilt without the
+    # checks of __post_init__: reading 10,000 messages must cost what the SQL costs.
+    obj: Any = object.__new__(cls)
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+    return obj
+
+
+def decode_block(row: Mapping[Any, Any], blobs: Mapping[str, tuple[bytes, Any, Any]]) -> Block:
+    """A block from its row; ``blobs`` maps sha256 to ``(data, width, height)``."""
+    kind = row["kind"]
+    if kind == "text":
+        return _new(TextBlock, text=row["text"])  # type: ignore[no-any-return]
+    if kind == "thinking":
+        return _new(  # type: ignore[no-any-return]
+            ThinkingBlock, thinking=row["text"], signature=row["signature"]
+        )
+    sha = row["blob_sha256"]
+    if kind == "image":
+        if sha is None:
+            return _new(  # type: ignore[no-any-return]
+                ImageBlock, data=None, media_type=row["media_type"], url=row["url"],
+                width=None, height=None,
+            )
+        data, width, height = blobs[sha]
+        return _new(  # type: ignore[no-any-return]
+            ImageBlock, data=data, media_type=row["media_type"], url=None,
+            width=width, height=height,
+        )
+    return _new(  # type: ignore[no-any-return]
+        DocumentBlock, data=blobs[sha][0], media_type=row["media_type"], title=row["title"]
+    )
+
+
+def decode_message(row: Mapping[Any, Any], blocks: Sequence[Block]) -> Message:
+    """A message from its row and its decoded blocks."""
+    text = row["text"]
+    content: tuple[Block, ...] = tuple(blocks)
+    if text is not None:
+        content = (_new(TextBlock, text=text),)
+    calls: tuple[ToolCall, ...] = ()
+    if row["tool_calls"] is not None:
+        calls = tuple(
+            _new(ToolCall, id=c["id"], name=c["name"], arguments=freeze_json(c["arguments"], ""))
+            for c in json.loads(row["tool_calls"])
+        )
+    metadata = row["metadata_json"]
+    recorded_at: datetime = row["recorded_at"]
+    return _new(  # type: ignore[no-any-return]
+        Message,
+        role=Role(row["role"]),
+        content=content,
+        tool_calls=calls,
+        tool_call_id=row["tool_call_id"],
+        metadata=freeze_json(json.loads(metadata), "") if metadata else freeze_json({}, ""),
+        id=row["message_id"],
+        recorded_at=recorded_at,
+    )
+
+
+def entry_of(row: Mapping[Any, Any]) -> Entry:
+    """What a policy needs to know of a stored message, from its row alone."""
+    call_ids = row["call_ids"]
+    return Entry(
+        role=Role(row["role"]),
+        tool_call_id=row["tool_call_id"],
+        call_ids=tuple(json.loads(call_ids)) if call_ids else (),
+        tokens=row["tokens"],
+    )

@@ -1,0 +1,356 @@
+"""Every SQL statement sqlmemory runs, written once as plain functions over a Connection.
+
+The sync storage calls these inside ``engine.begin()``; the async storage calls the very
+same functions through ``AsyncConnection.run_sync``. None of them commits: each public
+storage method is one transaction around one call, so the caller decides its bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Connection, Table, case, delete, exists, func, insert, select
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+from sqlalchemy.engine import RowMapping
+
+from sqlmemory.errors import DuplicateMessageError
+from sqlmemory.orm import BlobRow, BlockRow, MessageRow, SessionRow
+from sqlmemory.policy import Entry, TailPolicy
+from sqlmemory.storage._codec import (
+    EncodedMessage,
+    decode_block,
+    decode_message,
+    entry_of,
+)
+from sqlmemory.types import Block, Message, Role
+
+__all__ = [
+    "append_fresh",
+    "append_idempotent",
+    "clear",
+    "count",
+    "evict",
+    "read_all",
+    "read_tail",
+    "save",
+    "session_ids",
+]
+
+S = cast(Table, SessionRow.__table__)
+M = cast(Table, MessageRow.__table__)
+B = cast(Table, BlockRow.__table__)
+BL = cast(Table, BlobRow.__table__)
+
+MESSAGE_COLUMNS = (
+    M.c.seq,
+    M.c.message_id,
+    M.c.role,
+    M.c.tool_call_id,
+    M.c.text,
+    M.c.n_blocks,
+    M.c.call_ids,
+    M.c.tool_calls,
+    M.c.metadata_json,
+    M.c.recorded_at,
+    M.c.tokens,
+)
+DEFAULT_PAGE = 64
+
+
+def _lock_session(conn: Connection, sid: str, k: int, bump: datetime) -> tuple[int, datetime]:
+    """Take the session's lock, creating its row if needed, and allocate ``k`` seqs.
+
+    The upsert takes the row lock in the same statement on every backend, so concurrent
+    writers of one session queue here while writers of other sessions never meet.
+    Returns the first allocated seq and the ``recorded_at`` to give new messages, which
+    is never earlier than any time stored in the session before.
+    """
+    name = conn.dialect.name
+    values = {"session_id": sid, "next_seq": 1 + k, "last_recorded_at": bump, "created_at": bump}
+    if name in ("mysql", "mariadb"):
+        my = mysql.insert(S).values(values)
+        conn.execute(
+            my.on_duplicate_key_update(
+                next_seq=S.c.next_seq + k,
+                last_recorded_at=case(
+                    (S.c.last_recorded_at > my.inserted.last_recorded_at, S.c.last_recorded_at),
+                    else_=my.inserted.last_recorded_at,
+                ),
+            )
+        )
+        row = conn.execute(
+            select(S.c.next_seq, S.c.last_recorded_at).where(S.c.session_id == sid)
+        ).one()
+    else:
+        ins = (postgresql.insert if name == "postgresql" else sqlite.insert)(S).values(values)
+        row = conn.execute(
+            ins.on_conflict_do_update(
+                index_elements=[S.c.session_id],
+                set_={
+                    "next_seq": S.c.next_seq + k,
+                    "last_recorded_at": case(
+                        (
+                            S.c.last_recorded_at > ins.excluded.last_recorded_at,
+                            S.c.last_recorded_at,
+                        ),
+                        else_=ins.excluded.last_recorded_at,
+                    ),
+                },
+            ).returning(S.c.next_seq, S.c.last_recorded_at)
+        ).one()
+    return int(row[0]) - k, row[1]
+
+
+def _lock_existing(conn: Connection, sid: str) -> bool:
+    """Lock the session's row if it exists (SQLite's write lock is already held)."""
+    found = conn.execute(
+        select(S.c.session_id).where(S.c.session_id == sid).with_for_update()
+    ).first()
+    return found is not None
+
+
+def _bump(encoded: Sequence[EncodedMessage], now: datetime) -> datetime:
+    supplied = [e.message.recorded_at for e in encoded if e.message.recorded_at is not None]
+    return max([now, *supplied])
+
+
+def _write(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime) -> None:
+    """Allocate seqs for ``encoded`` and insert their rows, blobs first (once each)."""
+    first, stamp = _lock_session(conn, sid, len(encoded), _bump(encoded, now))
+    blobs = {b.sha256: b for e in encoded for b in e.blobs}
+    if blobs:
+        stored = set(
+            conn.scalars(
+                select(BL.c.sha256).where(BL.c.session_id == sid, BL.c.sha256.in_(list(blobs)))
+            )
+        )
+        missing = [
+            {
+                "session_id": sid,
+                "sha256": b.sha256,
+                "data": b.data,
+                "size": len(b.data),
+                "width": b.width,
+                "height": b.height,
+            }
+            for sha, b in blobs.items()
+            if sha not in stored
+        ]
+        if missing:
+            conn.execute(insert(BL), missing)
+    message_rows: list[dict[str, Any]] = []
+    block_rows: list[dict[str, Any]] = []
+    for offset, e in enumerate(encoded):
+        seq = first + offset
+        recorded = e.message.recorded_at or stamp
+        message_rows.append({**e.row, "session_id": sid, "seq": seq, "recorded_at": recorded})
+        for position, block in enumerate(e.blocks):
+            block_rows.append({**block, "session_id": sid, "seq": seq, "position": position})
+    conn.execute(insert(M), message_rows)
+    if block_rows:
+        conn.execute(insert(B), block_rows)
+
+
+def append_fresh(
+    conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime
+) -> None:
+    """Append messages assumed new; a stored id makes the unique index raise.
+
+    This is the fast path: no read before the insert. The caller falls back to
+    :func:`append_idempotent` on an integrity error.
+    """
+    _write(conn, sid, encoded, now)
+
+
+def append_idempotent(
+    conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime
+) -> None:
+    """Append messages, skipping those stored already with the same content.
+
+    Raises:
+        DuplicateMessageError: an id is stored with different content (nothing written).
+    """
+    if _lock_existing(conn, sid):
+        ids = [e.message.id for e in encoded]
+        stored = {
+            message_id: digest
+            for message_id, digest in conn.execute(
+                select(M.c.message_id, M.c.digest).where(
+                    M.c.session_id == sid, M.c.message_id.in_(ids)
+                )
+            )
+        }
+        fresh = []
+        for e in encoded:
+            digest = stored.get(e.message.id)
+            if digest is None:
+                fresh.append(e)
+            elif digest != e.digest:
+                raise DuplicateMessageError(
+                    f"message id {e.message.id!r} is stored with different content"
+                )
+        encoded = fresh
+    if encoded:
+        _write(conn, sid, encoded, now)
+
+
+def _sweep_blobs(conn: Connection, sid: str) -> None:
+    """Delete the session's blobs that no block references any more."""
+    conn.execute(
+        delete(BL).where(
+            BL.c.session_id == sid,
+            ~exists().where(B.c.session_id == BL.c.session_id, B.c.blob_sha256 == BL.c.sha256),
+        )
+    )
+
+
+def save(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime) -> None:
+    """Make the session's history ``encoded``, writing only from the first difference.
+
+    Stored messages are compared by id and content digest (and ``recorded_at`` where the
+    new message gives one); the common prefix stays untouched, so re-saving a history
+    that grew by k messages inserts k messages.
+    """
+    if not encoded:
+        clear(conn, sid)
+        return
+    _lock_session(conn, sid, 0, now)
+    stored = conn.execute(
+        select(M.c.seq, M.c.message_id, M.c.digest, M.c.recorded_at)
+        .where(M.c.session_id == sid)
+        .order_by(M.c.seq)
+    ).all()
+    same = 0
+    for row, e in zip(stored, encoded, strict=False):
+        given = e.message.recorded_at
+        if row[1] != e.message.id or row[2] != e.digest or (given and given != row[3]):
+            break
+        same += 1
+    if same < len(stored):
+        conn.execute(delete(M).where(M.c.session_id == sid, M.c.seq >= stored[same][0]))
+    if same < len(encoded):
+        _write(conn, sid, encoded[same:], now)
+    if same < len(stored):
+        _sweep_blobs(conn, sid)
+
+
+def evict(conn: Connection, sid: str, keep: int) -> int:
+    """Delete the oldest messages so at most ``keep`` remain, never leaving a tool
+    message at the head; returns how many were deleted."""
+    if not _lock_existing(conn, sid):
+        return 0
+    boundary = conn.scalar(
+        select(M.c.seq)
+        .where(M.c.session_id == sid)
+        .order_by(M.c.seq.desc())
+        .offset(keep)
+        .limit(1)
+    )
+    if boundary is None:
+        return 0
+    start = conn.scalar(
+        select(func.min(M.c.seq)).where(
+            M.c.session_id == sid, M.c.seq > boundary, M.c.role != Role.TOOL.value
+        )
+    )
+    if start is None:
+        return clear(conn, sid)
+    deleted = conn.execute(delete(M).where(M.c.session_id == sid, M.c.seq < start)).rowcount
+    _sweep_blobs(conn, sid)
+    return int(deleted)
+
+
+def clear(conn: Connection, sid: str) -> int:
+    """Delete the session, its messages, blocks and blobs; returns messages deleted."""
+    deleted = conn.execute(delete(M).where(M.c.session_id == sid)).rowcount
+    conn.execute(delete(S).where(S.c.session_id == sid))
+    return int(deleted)
+
+
+def count(conn: Connection, sid: str) -> int:
+    """The number of messages stored in the session."""
+    return int(conn.scalar(select(func.count()).select_from(M).where(M.c.session_id == sid)) or 0)
+
+
+def session_ids(conn: Connection, prefix: str | None) -> list[str]:
+    """Ids of the sessions that hold messages, sorted, optionally by prefix."""
+    query = select(S.c.session_id)
+    if prefix:
+        query = query.where(S.c.session_id.startswith(prefix, autoescape=True))
+    # Sorted here: database collations disagree on order; Python's is by code point.
+    return sorted(conn.scalars(query))
+
+
+def _messages(conn: Connection, sid: str, rows: Sequence[RowMapping]) -> list[Message]:
+    """Build messages from their rows, reading block rows and blob bytes only for them."""
+    wanted = {r["seq"] for r in rows if r["n_blocks"]}
+    by_seq: dict[int, list[Block]] = {}
+    if wanted:
+        block_rows = [
+            b
+            for b in conn.execute(
+                select(B)
+                .where(B.c.session_id == sid, B.c.seq.between(min(wanted), max(wanted)))
+                .order_by(B.c.seq, B.c.position)
+            ).mappings()
+            if b["seq"] in wanted
+        ]
+        shas = {b["blob_sha256"] for b in block_rows if b["blob_sha256"] is not None}
+        blobs: dict[str, tuple[bytes, Any, Any]] = {}
+        if shas:
+            for sha, data, width, height in conn.execute(
+                select(BL.c.sha256, BL.c.data, BL.c.width, BL.c.height).where(
+                    BL.c.session_id == sid, BL.c.sha256.in_(shas)
+                )
+            ):
+                blobs[sha] = (bytes(data), width, height)
+        for b in block_rows:
+            by_seq.setdefault(b["seq"], []).append(decode_block(b, blobs))
+    return [decode_message(r, by_seq.get(r["seq"], ())) for r in rows]
+
+
+def read_all(conn: Connection, sid: str) -> list[Message]:
+    """The whole history of the session, oldest first."""
+    rows = (
+        conn.execute(select(*MESSAGE_COLUMNS).where(M.c.session_id == sid).order_by(M.c.seq))
+        .mappings()
+        .all()
+    )
+    return _messages(conn, sid, rows)
+
+
+def read_tail(conn: Connection, sid: str, policy: TailPolicy) -> list[Message]:
+    """The policy's window, reading pages of the newest messages until it is decided.
+
+    Pages double in size, so a window over w messages costs O(log w) queries whatever
+    the history's length; blocks and blob bytes are read only for the messages chosen.
+    """
+    page = max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1)
+    rows: list[RowMapping] = []
+    items: list[Entry] | list[Message] = []
+    while True:
+        query = (
+            select(*MESSAGE_COLUMNS)
+            .where(M.c.session_id == sid)
+            .order_by(M.c.seq.desc())
+            .limit(page)
+        )
+        if rows:
+            query = query.where(M.c.seq < rows[0]["seq"])
+        chunk = conn.execute(query).mappings().all()
+        complete = len(chunk) < page
+        older = list(reversed(chunk))
+        rows = older + rows
+        if policy.needs_content:
+            items = _messages(conn, sid, older) + items  # type: ignore[operator]
+        else:
+            items = [entry_of(r) for r in older] + items  # type: ignore[operator]
+        chosen = policy.select(items, complete)
+        if chosen is not None:
+            break
+        page *= 2
+    if policy.needs_content:
+        return [items[i] for i in chosen]  # type: ignore[misc]
+    return _messages(conn, sid, [rows[i] for i in chosen])

@@ -1,0 +1,202 @@
+"""SqlStorage: sessions persisted through a synchronous SQLAlchemy Engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Engine, create_engine
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import IntegrityError
+
+from sqlmemory.errors import translate_db_errors
+from sqlmemory.policy import Policy, RecentWindow, TailPolicy, check_count
+from sqlmemory.storage import _sqlops as ops
+from sqlmemory.storage._codec import EncodedMessage, encode_message
+from sqlmemory.storage._engine import WRITE_OPTION, configure_engine
+from sqlmemory.storage.base import (
+    DEFAULT_MAX_BLOB_BYTES,
+    SessionView,
+    check_messages,
+    check_session_id,
+)
+from sqlmemory.types import Message, utc_now
+
+__all__ = ["SqlStorage"]
+
+T = TypeVar("T")
+
+
+class SqlStorageBase:
+    """What the sync and async SQL storages share: validation and engine options."""
+
+    def __init__(self, sync_engine: Engine, max_blob_bytes: int) -> None:
+        configure_engine(sync_engine)
+        self.max_blob_bytes = max_blob_bytes
+        self._schema_ok = False
+        self._owns_engine = False
+        self._dialect = sync_engine.dialect.name
+
+    @property
+    def _write_options(self) -> dict[str, Any]:
+        return {WRITE_OPTION: True}
+
+    @property
+    def _read_options(self) -> dict[str, Any]:
+        # PostgreSQL's default READ COMMITTED gives each statement its own snapshot; a
+        # load of several statements must see one state, never half of a save.
+        if self._dialect == "postgresql":
+            return {"isolation_level": "REPEATABLE READ"}
+        return {}
+
+    def _check_schema(self, conn: Connection) -> None:
+        if not self._schema_ok:
+            from sqlmemory.migrate import require_head
+
+            require_head(conn)
+            self._schema_ok = True
+
+    def _prepare(
+        self, session_id: str, messages: Sequence[Message]
+    ) -> tuple[str, list[EncodedMessage]]:
+        sid = check_session_id(session_id)
+        batch = check_messages(messages, self.max_blob_bytes)
+        return sid, [encode_message(m) for m in batch]
+
+    @staticmethod
+    def _tail_policy(policy: Policy | None) -> TailPolicy | None:
+        return policy if isinstance(policy, TailPolicy) else None
+
+
+class SqlStorage(SqlStorageBase):
+    """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``Engine``.
+
+    Every public write is one transaction: it happens whole or not at all. The database
+    must be at the head revision of the shipped migrations (``sqlmemory migrate``).
+
+    Args:
+        engine: the engine to use; the caller keeps it and disposes it.
+        max_blob_bytes: the largest image or document accepted (20 MiB by default).
+    """
+
+    def __init__(self, engine: Engine, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
+        super().__init__(engine, max_blob_bytes)
+        self.engine = engine
+        self._writer = engine.execution_options(**self._write_options)
+        self._reader = engine.execution_options(**self._read_options)
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str | URL,
+        *,
+        max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
+        **engine_kwargs: Any,
+    ) -> SqlStorage:
+        """A storage over a new engine for ``url``, owned (and disposed) by the storage."""
+        storage = cls(create_engine(url, **engine_kwargs), max_blob_bytes=max_blob_bytes)
+        storage._owns_engine = True
+        return storage
+
+    def __repr__(self) -> str:
+        return f"SqlStorage({self.engine.url.render_as_string(hide_password=True)!r})"
+
+    def close(self) -> None:
+        """Dispose the engine if :meth:`from_url` made it; a passed-in engine is left alone."""
+        if self._owns_engine:
+            self.engine.dispose()
+
+    def __enter__(self) -> SqlStorage:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[Connection]:
+        with (self._writer if write else self._reader).begin() as conn:
+            self._check_schema(conn)
+            yield conn
+
+    def _run(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        with translate_db_errors(action), self._transaction(write) as conn:
+            return fn(conn, *args)
+
+    def append(self, session_id: str, *messages: Message) -> None:
+        """Add ``messages`` at the end of the session, all or none.
+
+        A message whose id is already stored with the same content is skipped, so a
+        retried append is safe.
+
+        Raises:
+            InvalidSessionIdError, TypeError: a bad session id.
+            InvalidMessageError, BlobTooLargeError: a bad message.
+            DuplicateMessageError: an id is stored with different content.
+            StorageError: the database failed; nothing was written.
+        """
+        sid, encoded = self._prepare(session_id, messages)
+        if not encoded:
+            return
+        now = utc_now()
+        with translate_db_errors("append"):
+            try:
+                with self._transaction(True) as conn:
+                    ops.append_fresh(conn, sid, encoded, now)
+            except IntegrityError:
+                # An id is stored already: a retry, or a conflict. Decide it under the lock.
+                with self._transaction(True) as conn:
+                    ops.append_idempotent(conn, sid, encoded, now)
+
+    def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
+        """The session's history oldest first (``[]`` if unknown), or ``policy``'s window.
+
+        Window policies (:class:`~sqlmemory.FixedWindow`, :class:`~sqlmemory.TokenWindow`)
+        read only the newest messages they need; other policies get the whole history.
+        """
+        sid = check_session_id(session_id)
+        tail = self._tail_policy(policy)
+        if tail is not None:
+            return self._run("load", False, ops.read_tail, sid, tail)
+        history = self._run("load", False, ops.read_all, sid)
+        return policy.apply(history) if policy is not None else history
+
+    def save(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Replace the session's history with ``messages``; ``[]`` clears it.
+
+        Only what differs from the stored history is written.
+        """
+        sid, encoded = self._prepare(session_id, messages)
+        self._run("save", True, ops.save, sid, encoded, utc_now())
+
+    def recent(self, session_id: str, n: int) -> list[Message]:
+        """At most the newest ``n`` messages in whole groups, newest last."""
+        sid = check_session_id(session_id)
+        check_count(n, "n")
+        return self._run("recent", False, ops.read_tail, sid, RecentWindow(n))
+
+    def evict(self, session_id: str, keep: int) -> int:
+        """Delete the oldest messages so at most ``keep`` remain; returns how many went."""
+        sid = check_session_id(session_id)
+        check_count(keep, "keep")
+        return self._run("evict", True, ops.evict, sid, keep)
+
+    def clear(self, session_id: str) -> int:
+        """Delete the session and all it owns; returns the number of messages deleted."""
+        sid = check_session_id(session_id)
+        return self._run("clear", True, ops.clear, sid)
+
+    def count(self, session_id: str) -> int:
+        """The number of messages in the session."""
+        sid = check_session_id(session_id)
+        return self._run("count", False, ops.count, sid)
+
+    def sessions(self, prefix: str | None = None) -> list[str]:
+        """The ids of stored sessions, sorted; only those starting with ``prefix`` if given."""
+        if prefix is not None and not isinstance(prefix, str):
+            raise TypeError("prefix must be a str")
+        return self._run("sessions", False, ops.session_ids, prefix)
+
+    def session(self, session_id: str) -> SessionView:
+        """A view of one session with the same methods minus the id argument."""
+        return SessionView(self, session_id)
