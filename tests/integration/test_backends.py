@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -21,8 +22,11 @@ from ._backends import (
     Probe,
     async_url,
     candidate_url,
+    delete_rows,
+    drop_sqlmemory_tables,
     required_backends,
     resolve_url,
+    sqlmemory_data_tables,
     unavailable,
 )
 
@@ -219,3 +223,47 @@ def test_unavailable_backend_fails_when_required() -> None:
 def test_misspelt_requirement_fails_instead_of_skipping() -> None:
     with pytest.raises(pytest.fail.Exception, match="unknown backends"):
         unavailable("mysql", "no server", {REQUIRE_ENV: "mariadb"})
+
+
+# --- schema reset and per-test cleanup, on a private SQLite file ----------------------
+
+
+def test_cleanup_deletes_children_first_and_drops_only_sqlmemory_tables(tmp_path: Path) -> None:
+    engine = sa.create_engine(f"sqlite+pysqlite:///{tmp_path}/cleanup.db", poolclass=NullPool)
+
+    @sa.event.listens_for(engine, "connect")
+    def _foreign_keys_on(dbapi_conn: Any, _record: object) -> None:
+        dbapi_conn.execute("PRAGMA foreign_keys = ON")
+
+    metadata = sa.MetaData()
+    parent = sa.Table("sqlmemory_parent", metadata, sa.Column("id", sa.Integer, primary_key=True))
+    child = sa.Table(
+        "sqlmemory_child",
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("parent_id", sa.ForeignKey("sqlmemory_parent.id"), nullable=False),
+    )
+    version = sa.Table(
+        "sqlmemory_alembic_version", metadata, sa.Column("version_num", sa.String(32))
+    )
+    other = sa.Table("host_app_table", metadata, sa.Column("id", sa.Integer, primary_key=True))
+    metadata.create_all(engine)
+    with engine.begin() as conn:
+        conn.execute(parent.insert(), [{"id": 1}])
+        conn.execute(child.insert(), [{"id": 1, "parent_id": 1}])
+        conn.execute(version.insert(), [{"version_num": "head"}])
+        conn.execute(other.insert(), [{"id": 1}])
+
+    tables = sqlmemory_data_tables(engine)
+    assert [t.name for t in tables] == ["sqlmemory_child", "sqlmemory_parent"]
+    delete_rows(engine, tables)
+
+    def count(table: sa.Table) -> int:
+        with engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one())
+
+    assert (count(parent), count(child), count(version), count(other)) == (0, 0, 1, 1)
+
+    drop_sqlmemory_tables(engine)
+    assert sa.inspect(engine).get_table_names() == ["host_app_table"]
+    engine.dispose()
