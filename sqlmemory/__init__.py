@@ -19,7 +19,15 @@ from sqlmemory.policy import (
     estimate_tokens,
     groups,
 )
-from sqlmemory.storage import AsyncStorage, InMemoryStorage, Storage
+from sqlmemory.storage import (
+    AsyncSessionView,
+    AsyncSqlStorage,
+    AsyncStorage,
+    InMemoryStorage,
+    SessionView,
+    SqlStorage,
+    Storage,
+)
 from sqlmemory.types import (
     Block,
     DocumentBlock,
@@ -34,7 +42,9 @@ from sqlmemory.types import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AsyncSessionView",
     "AsyncShortTermMemory",
+    "AsyncSqlStorage",
     "AsyncStorage",
     "BlobTooLargeError",
     "Block",
@@ -50,8 +60,10 @@ __all__ = [
     "Policy",
     "Role",
     "SchemaError",
+    "SessionView",
     "ShortTermMemory",
     "SqlMemoryError",
+    "SqlStorage",
     "Storage",
     "StorageError",
     "TextBlock",

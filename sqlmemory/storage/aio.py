@@ -1,0 +1,153 @@
+"""AsyncSqlStorage: the SQL storage over an ``AsyncEngine`` (asyncpg, aiomysql, aiosqlite).
+
+It runs the very functions the sync storage runs (``sqlmemory.storage._sqlops``) through
+``AsyncConnection.run_sync``: one copy of every query, the same semantics and errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from sqlmemory.errors import translate_db_errors
+from sqlmemory.policy import Policy, RecentWindow, check_count
+from sqlmemory.storage import _sqlops as ops
+from sqlmemory.storage.base import DEFAULT_MAX_BLOB_BYTES, AsyncSessionView, check_session_id
+from sqlmemory.storage.sql import SqlStorageBase
+from sqlmemory.types import Message, utc_now
+
+__all__ = ["AsyncSqlStorage"]
+
+T = TypeVar("T")
+
+
+class AsyncSqlStorage(SqlStorageBase):
+    """Sessions in SQL through a SQLAlchemy ``AsyncEngine``; every method is a coroutine.
+
+    Same methods, semantics and errors as :class:`~sqlmemory.storage.sql.SqlStorage`.
+    A call cancelled at any await point leaves the session as it was (the transaction
+    rolls back) or as the call would have left it (the commit had been sent).
+
+    Args:
+        engine: the async engine to use; the caller keeps it and disposes it.
+        max_blob_bytes: the largest image or document accepted (20 MiB by default).
+    """
+
+    def __init__(
+        self, engine: AsyncEngine, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES
+    ) -> None:
+        super().__init__(engine.sync_engine, max_blob_bytes)
+        self.engine = engine
+        self._writer = engine.execution_options(**self._write_options)
+        self._reader = engine.execution_options(**self._read_options)
+
+    @classmethod
+    def from_url(
+        cls,
+        url: str | URL,
+        *,
+        max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
+        **engine_kwargs: Any,
+    ) -> AsyncSqlStorage:
+        """A storage over a new async engine for ``url``, owned by the storage."""
+        engine = create_async_engine(url, **engine_kwargs)
+        storage = cls(engine, max_blob_bytes=max_blob_bytes)
+        storage._owns_engine = True
+        return storage
+
+    def __repr__(self) -> str:
+        return f"AsyncSqlStorage({self.engine.url.render_as_string(hide_password=True)!r})"
+
+    async def close(self) -> None:
+        """Dispose the engine if :meth:`from_url` made it; a passed-in engine is left alone."""
+        if self._owns_engine:
+            await self.engine.dispose()
+
+    async def __aenter__(self) -> AsyncSqlStorage:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def _transaction(self, write: bool) -> AsyncIterator[AsyncConnection]:
+        async with (self._writer if write else self._reader).begin() as conn:
+            if not self._schema_ok:
+                await conn.run_sync(self._check_schema)
+            yield conn
+
+    async def _run(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        with translate_db_errors(action):
+            async with self._transaction(write) as conn:
+                return await conn.run_sync(_call, fn, *args)
+
+    async def append(self, session_id: str, *messages: Message) -> None:
+        """Add ``messages`` at the end of the session, all or none (see ``SqlStorage``)."""
+        sid, encoded = self._prepare(session_id, messages)
+        if not encoded:
+            return
+        now = utc_now()
+        with translate_db_errors("append"):
+            try:
+                async with self._transaction(True) as conn:
+                    await conn.run_sync(_call, ops.append_fresh, sid, encoded, now)
+            except IntegrityError:
+                # An id is stored already: a retry, or a conflict. Decide it under the lock.
+                async with self._transaction(True) as conn:
+                    await conn.run_sync(_call, ops.append_idempotent, sid, encoded, now)
+
+    async def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
+        """The session's history oldest first, or ``policy``'s window (see ``SqlStorage``)."""
+        sid = check_session_id(session_id)
+        tail = self._tail_policy(policy)
+        if tail is not None:
+            return await self._run("load", False, ops.read_tail, sid, tail)
+        history = await self._run("load", False, ops.read_all, sid)
+        return policy.apply(history) if policy is not None else history
+
+    async def save(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Replace the session's history; only what differs is written."""
+        sid, encoded = self._prepare(session_id, messages)
+        await self._run("save", True, ops.save, sid, encoded, utc_now())
+
+    async def recent(self, session_id: str, n: int) -> list[Message]:
+        """At most the newest ``n`` messages in whole groups, newest last."""
+        sid = check_session_id(session_id)
+        check_count(n, "n")
+        return await self._run("recent", False, ops.read_tail, sid, RecentWindow(n))
+
+    async def evict(self, session_id: str, keep: int) -> int:
+        """Delete the oldest messages so at most ``keep`` remain; returns how many went."""
+        sid = check_session_id(session_id)
+        check_count(keep, "keep")
+        return await self._run("evict", True, ops.evict, sid, keep)
+
+    async def clear(self, session_id: str) -> int:
+        """Delete the session and all it owns; returns the number of messages deleted."""
+        sid = check_session_id(session_id)
+        return await self._run("clear", True, ops.clear, sid)
+
+    async def count(self, session_id: str) -> int:
+        """The number of messages in the session."""
+        sid = check_session_id(session_id)
+        return await self._run("count", False, ops.count, sid)
+
+    async def sessions(self, prefix: str | None = None) -> list[str]:
+        """The ids of stored sessions, sorted; only those starting with ``prefix`` if given."""
+        if prefix is not None and not isinstance(prefix, str):
+            raise TypeError("prefix must be a str")
+        return await self._run("sessions", False, ops.session_ids, prefix)
+
+    def session(self, session_id: str) -> AsyncSessionView:
+        """A view of one session with the same coroutines minus the id argument."""
+        return AsyncSessionView(self, session_id)
+
+
+def _call(conn: Connection, fn: Callable[..., T], *args: Any) -> T:
+    return fn(conn, *args)
