@@ -7,11 +7,23 @@ storage method is one transaction around one call, so the caller decides its bou
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, case, delete, exists, func, insert, select
+from sqlalchemy import (
+    Connection,
+    Executable,
+    Table,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    select,
+)
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.engine import RowMapping
 
@@ -59,6 +71,43 @@ MESSAGE_COLUMNS = (
 DEFAULT_PAGE = 64
 
 
+@functools.cache
+def _lock_statements(dialect: str) -> tuple[Executable, Executable | None]:
+    """The session upsert of ``dialect`` (and, where it cannot RETURN, the read after it).
+
+    Built once: constructing SQLAlchemy statements costs more than sending them.
+    """
+    values: dict[str, Any] = {
+        "session_id": bindparam("sid"),
+        "next_seq": bindparam("k") + 1,
+        "last_recorded_at": bindparam("bump"),
+        "created_at": bindparam("bump"),
+    }
+    if dialect in ("mysql", "mariadb"):
+        my = mysql.insert(S).values(values)
+        upsert = my.on_duplicate_key_update(
+            next_seq=S.c.next_seq + bindparam("k"),
+            last_recorded_at=case(
+                (S.c.last_recorded_at > my.inserted.last_recorded_at, S.c.last_recorded_at),
+                else_=my.inserted.last_recorded_at,
+            ),
+        )
+        read = select(S.c.next_seq, S.c.last_recorded_at).where(S.c.session_id == bindparam("sid"))
+        return upsert, read
+    ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(S).values(values)
+    upsert_returning = ins.on_conflict_do_update(
+        index_elements=[S.c.session_id],
+        set_={
+            "next_seq": S.c.next_seq + bindparam("k"),
+            "last_recorded_at": case(
+                (S.c.last_recorded_at > ins.excluded.last_recorded_at, S.c.last_recorded_at),
+                else_=ins.excluded.last_recorded_at,
+            ),
+        },
+    ).returning(S.c.next_seq, S.c.last_recorded_at)
+    return upsert_returning, None
+
+
 def _lock_session(conn: Connection, sid: str, k: int, bump: datetime) -> tuple[int, datetime]:
     """Take the session's lock, creating its row if needed, and allocate ``k`` seqs.
 
@@ -67,39 +116,10 @@ def _lock_session(conn: Connection, sid: str, k: int, bump: datetime) -> tuple[i
     Returns the first allocated seq and the ``recorded_at`` to give new messages, which
     is never earlier than any time stored in the session before.
     """
-    name = conn.dialect.name
-    values = {"session_id": sid, "next_seq": 1 + k, "last_recorded_at": bump, "created_at": bump}
-    if name in ("mysql", "mariadb"):
-        my = mysql.insert(S).values(values)
-        conn.execute(
-            my.on_duplicate_key_update(
-                next_seq=S.c.next_seq + k,
-                last_recorded_at=case(
-                    (S.c.last_recorded_at > my.inserted.last_recorded_at, S.c.last_recorded_at),
-                    else_=my.inserted.last_recorded_at,
-                ),
-            )
-        )
-        row = conn.execute(
-            select(S.c.next_seq, S.c.last_recorded_at).where(S.c.session_id == sid)
-        ).one()
-    else:
-        ins = (postgresql.insert if name == "postgresql" else sqlite.insert)(S).values(values)
-        row = conn.execute(
-            ins.on_conflict_do_update(
-                index_elements=[S.c.session_id],
-                set_={
-                    "next_seq": S.c.next_seq + k,
-                    "last_recorded_at": case(
-                        (
-                            S.c.last_recorded_at > ins.excluded.last_recorded_at,
-                            S.c.last_recorded_at,
-                        ),
-                        else_=ins.excluded.last_recorded_at,
-                    ),
-                },
-            ).returning(S.c.next_seq, S.c.last_recorded_at)
-        ).one()
+    upsert, read = _lock_statements(conn.dialect.name)
+    params = {"sid": sid, "k": k, "bump": bump}
+    result = conn.execute(upsert, params)
+    row = (conn.execute(read, params) if read is not None else result).one()
     return int(row[0]) - k, row[1]
 
 
