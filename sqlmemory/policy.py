@@ -182,7 +182,7 @@ class FixedWindow:
     @property
     def page_hint(self) -> int:
         """How many of the newest messages a storage reads first (groups may be long)."""
-        return 2 * max(self.n, 0) + 8
+        return max(self.n, 0) + 2
 
     def select(self, tail: Sequence[_Item], complete: bool) -> list[int] | None:
         if self.n <= 0:
@@ -232,6 +232,7 @@ class TokenWindow:
 
     max_tokens: int
     tokenizer: Tokenizer | None = None
+    page_hint = 32
 
     def __post_init__(self) -> None:
         if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int):

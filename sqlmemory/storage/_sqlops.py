@@ -29,7 +29,7 @@ from sqlalchemy.engine import RowMapping
 
 from sqlmemory.errors import DuplicateMessageError
 from sqlmemory.orm import BlobRow, BlockRow, MessageRow, SessionRow
-from sqlmemory.policy import Entry, TailPolicy
+from sqlmemory.policy import TailPolicy
 from sqlmemory.storage._codec import (
     EncodedMessage,
     decode_block,
@@ -341,15 +341,19 @@ def read_all(conn: Connection, sid: str) -> list[Message]:
     return _messages(conn, sid, rows)
 
 
-def read_tail(conn: Connection, sid: str, policy: TailPolicy) -> list[Message]:
+def read_tail(
+    conn: Connection, sid: str, policy: TailPolicy, *, one_statement: bool = False
+) -> list[Message] | None:
     """The policy's window, reading pages of the newest messages until it is decided.
 
     Pages double in size, so a window over w messages costs O(log w) queries whatever
     the history's length; blocks and blob bytes are read only for the messages chosen.
+    With ``one_statement``, returns ``None`` instead of running a second statement (the
+    caller then reads again inside a snapshot transaction).
     """
     page = max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1)
     rows: list[RowMapping] = []
-    items: list[Entry] | list[Message] = []
+    items: list[Any] = []
     while True:
         query = (
             select(*MESSAGE_COLUMNS)
@@ -364,13 +368,20 @@ def read_tail(conn: Connection, sid: str, policy: TailPolicy) -> list[Message]:
         older = list(reversed(chunk))
         rows = older + rows
         if policy.needs_content:
-            items = _messages(conn, sid, older) + items  # type: ignore[operator]
+            if one_statement and any(r["n_blocks"] for r in older):
+                return None
+            items = _messages(conn, sid, older) + items
         else:
-            items = [entry_of(r) for r in older] + items  # type: ignore[operator]
+            items = [entry_of(r) for r in older] + items
         chosen = policy.select(items, complete)
         if chosen is not None:
             break
+        if one_statement:
+            return None
         page *= 2
     if policy.needs_content:
-        return [items[i] for i in chosen]  # type: ignore[misc]
-    return _messages(conn, sid, [rows[i] for i in chosen])
+        return [items[i] for i in chosen]
+    picked = [rows[i] for i in chosen]
+    if one_statement and any(r["n_blocks"] for r in picked):
+        return None
+    return _messages(conn, sid, picked)

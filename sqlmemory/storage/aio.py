@@ -6,6 +6,7 @@ It runs the very functions the sync storage runs (``sqlmemory.storage._sqlops``)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -16,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from sqlmemory.errors import translate_db_errors
-from sqlmemory.policy import Policy, RecentWindow, check_count
+from sqlmemory.policy import Policy, RecentWindow, TailPolicy, check_count
 from sqlmemory.storage import _sqlops as ops
 from sqlmemory.storage.base import DEFAULT_MAX_BLOB_BYTES, AsyncSessionView, check_session_id
 from sqlmemory.storage.sql import SqlStorageBase
@@ -46,6 +47,8 @@ class AsyncSqlStorage(SqlStorageBase):
         self.engine = engine
         self._writer = engine.execution_options(**self._write_options)
         self._reader = engine.execution_options(**self._read_options)
+        quick = self._one_statement_options
+        self._quick = engine.execution_options(**quick) if quick is not None else None
 
     @classmethod
     def from_url(
@@ -87,6 +90,19 @@ class AsyncSqlStorage(SqlStorageBase):
             async with self._transaction(write) as conn:
                 return await conn.run_sync(_call, fn, *args)
 
+    async def _read_tail(self, action: str, sid: str, policy: TailPolicy) -> list[Message]:
+        if self._quick is not None and self._schema_ok:
+            with translate_db_errors(action):
+                async with self._quick.connect() as conn:
+                    found = await conn.run_sync(
+                        _call, functools.partial(ops.read_tail, one_statement=True), sid, policy
+                    )
+            if found is not None:
+                return found
+        found = await self._run(action, False, ops.read_tail, sid, policy)
+        assert found is not None  # noqa: S101 - only one_statement reads give up
+        return found
+
     async def append(self, session_id: str, *messages: Message) -> None:
         """Add ``messages`` at the end of the session, all or none (see ``SqlStorage``)."""
         sid, encoded = self._prepare(session_id, messages)
@@ -107,7 +123,7 @@ class AsyncSqlStorage(SqlStorageBase):
         sid = check_session_id(session_id)
         tail = self._tail_policy(policy)
         if tail is not None:
-            return await self._run("load", False, ops.read_tail, sid, tail)
+            return await self._read_tail("load", sid, tail)
         history = await self._run("load", False, ops.read_all, sid)
         return policy.apply(history) if policy is not None else history
 
@@ -120,7 +136,7 @@ class AsyncSqlStorage(SqlStorageBase):
         """At most the newest ``n`` messages in whole groups, newest last."""
         sid = check_session_id(session_id)
         check_count(n, "n")
-        return await self._run("recent", False, ops.read_tail, sid, RecentWindow(n))
+        return await self._read_tail("recent", sid, RecentWindow(n))
 
     async def evict(self, session_id: str, keep: int) -> int:
         """Delete the oldest messages so at most ``keep`` remain; returns how many went."""

@@ -43,6 +43,16 @@ class SqlStorageBase:
         return {WRITE_OPTION: True}
 
     @property
+    def _one_statement_options(self) -> dict[str, Any] | None:
+        # A single SELECT is its own snapshot. On PostgreSQL, running it in autocommit
+        # saves the BEGIN and COMMIT round trips; a read that needs a second statement
+        # starts over in a snapshot transaction. Elsewhere a transaction costs little
+        # (SQLite) or autocommit itself costs round trips to switch (MySQL).
+        if self._dialect == "postgresql":
+            return {"isolation_level": "AUTOCOMMIT"}
+        return None
+
+    @property
     def _read_options(self) -> dict[str, Any]:
         # PostgreSQL's default READ COMMITTED gives each statement its own snapshot; a
         # load of several statements must see one state, never half of a save.
@@ -85,6 +95,8 @@ class SqlStorage(SqlStorageBase):
         self.engine = engine
         self._writer = engine.execution_options(**self._write_options)
         self._reader = engine.execution_options(**self._read_options)
+        quick = self._one_statement_options
+        self._quick = engine.execution_options(**quick) if quick is not None else None
 
     @classmethod
     def from_url(
@@ -123,6 +135,16 @@ class SqlStorage(SqlStorageBase):
         with translate_db_errors(action), self._transaction(write) as conn:
             return fn(conn, *args)
 
+    def _read_tail(self, action: str, sid: str, policy: TailPolicy) -> list[Message]:
+        if self._quick is not None and self._schema_ok:
+            with translate_db_errors(action), self._quick.connect() as conn:
+                found = ops.read_tail(conn, sid, policy, one_statement=True)
+            if found is not None:
+                return found
+        found = self._run(action, False, ops.read_tail, sid, policy)
+        assert found is not None  # noqa: S101 - only one_statement reads give up
+        return found
+
     def append(self, session_id: str, *messages: Message) -> None:
         """Add ``messages`` at the end of the session, all or none.
 
@@ -157,7 +179,7 @@ class SqlStorage(SqlStorageBase):
         sid = check_session_id(session_id)
         tail = self._tail_policy(policy)
         if tail is not None:
-            return self._run("load", False, ops.read_tail, sid, tail)
+            return self._read_tail("load", sid, tail)
         history = self._run("load", False, ops.read_all, sid)
         return policy.apply(history) if policy is not None else history
 
@@ -173,7 +195,7 @@ class SqlStorage(SqlStorageBase):
         """At most the newest ``n`` messages in whole groups, newest last."""
         sid = check_session_id(session_id)
         check_count(n, "n")
-        return self._run("recent", False, ops.read_tail, sid, RecentWindow(n))
+        return self._read_tail("recent", sid, RecentWindow(n))
 
     def evict(self, session_id: str, keep: int) -> int:
         """Delete the oldest messages so at most ``keep`` remain; returns how many went."""
