@@ -1,0 +1,238 @@
+"""What the SQL storages send to the database: windows read the tail, saves write the change.
+
+Speed itself is measured by ``bench/bench.py``; these tests pin the *shape* of the work
+(statements, rows, bytes), which is what keeps the cost flat as histories grow.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from sqlmemory import FixedWindow, ImageBlock, Message, NoOp, TokenWindow, ToolCall
+from sqlmemory.policy import RecentWindow
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+
+
+@dataclass
+class Recorder:
+    """Statements executed on an engine: the SQL text, its parameters, how many rows."""
+
+    statements: list[tuple[str, Any]] = field(default_factory=list)
+    rows_per_insert: list[tuple[str, int]] = field(default_factory=list)
+
+    def data_statements(self) -> list[str]:
+        """Statements other than transaction control and SQLite's per-connection PRAGMAs."""
+        return [
+            sql
+            for sql, _ in self.statements
+            if not sql.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA"))
+        ]
+
+    def inserted(self, table: str) -> int:
+        return sum(n for name, n in self.rows_per_insert if name == table)
+
+    def touching(self, table: str, verb: str) -> list[tuple[str, Any]]:
+        return [
+            (sql, params)
+            for sql, params in self.statements
+            if sql.lstrip().upper().startswith(verb) and table in sql
+        ]
+
+
+@contextmanager
+def recording(engine: sa.Engine) -> Iterator[Recorder]:
+    recorder = Recorder()
+
+    def on_cursor(conn: Any, cursor: Any, statement: str, params: Any, ctx: Any, many: Any) -> None:
+        recorder.statements.append((statement, params))
+
+    def on_execute(
+        conn: Any, clause: Any, multiparams: Any, params: Any, options: Any, result: Any
+    ) -> None:
+        if isinstance(clause, sa.Insert):
+            rows = len(multiparams) if isinstance(multiparams, list) and multiparams else 1
+            recorder.rows_per_insert.append((clause.table.name, rows))  # type: ignore[attr-defined]
+
+    sa.event.listen(engine, "before_cursor_execute", on_cursor)
+    sa.event.listen(engine, "after_execute", on_execute)
+    try:
+        yield recorder
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", on_cursor)
+        sa.event.remove(engine, "after_execute", on_execute)
+
+
+def _png(seed: int) -> bytes:
+    rng = random.Random(seed)
+    image = Image.new("RGB", (40, 30), tuple(rng.randrange(256) for _ in range(3)))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def _param_count(params: Any) -> int:
+    if isinstance(params, Mapping):
+        return len(params)
+    if isinstance(params, Sequence):
+        return len(params)
+    return 0
+
+
+def test_append_one_message_is_one_short_transaction(storage: Any, backend: str) -> None:
+    storage.append("s", Message.user("first"))  # the session row exists from here on
+    with recording(storage.sync_engine) as rec:
+        storage.append("s", Message.user("second"))
+    # The upsert that locks the session and allocates the seq, then the insert; MySQL
+    # cannot RETURN from an upsert, so it reads the allocated seq in a third statement.
+    expected = 3 if backend == "mysql" else 2
+    assert len(rec.data_statements()) == expected, rec.data_statements()
+    assert rec.inserted("sqlmemory_messages") == 1
+    assert rec.inserted("sqlmemory_blocks") == 0  # one text block lives in the message row
+
+
+def test_append_batch_uses_one_insert_per_table(storage: Any, backend: str) -> None:
+    batch = [Message.user(f"m{i}") for i in range(50)]
+    batch.append(Message.user(["with image", ImageBlock(_png(1), "image/png")]))
+    with recording(storage.sync_engine) as rec:
+        storage.append("s", *batch)
+    inserts = rec.touching("sqlmemory_messages", "INSERT")
+    assert len(inserts) == 1, "50 messages must go in one multi-row INSERT"
+    assert rec.inserted("sqlmemory_messages") == 51
+    assert rec.inserted("sqlmemory_blocks") == 2
+    assert rec.inserted("sqlmemory_blobs") == 1
+    assert storage.count("s") == 51
+
+
+@pytest.mark.parametrize("policy", [FixedWindow(20), TokenWindow(200), RecentWindow(20)])
+def test_window_read_touches_only_the_tail(storage: Any, policy: Any) -> None:
+    history = [Message.user(f"message {i}") for i in range(3000)]
+    for start in range(0, len(history), 1000):
+        storage.append("long", *history[start : start + 1000])
+    with recording(storage.sync_engine) as rec:
+        if isinstance(policy, RecentWindow):
+            window = storage.recent("long", policy.n)
+        else:
+            window = storage.load("long", policy)
+    assert window == policy.apply(storage.load("long"))
+    reads = rec.touching("sqlmemory_messages", "SELECT")
+    assert reads, "the window must come from the database"
+    for sql, _ in reads:
+        assert "LIMIT" in sql.upper(), f"a window read must be limited: {sql}"
+    assert len(reads) <= 2
+
+
+def test_blob_bytes_are_read_only_for_messages_in_the_window(storage: Any) -> None:
+    history = []
+    for i in range(30):
+        history.append(Message.user([f"picture {i}", ImageBlock(_png(i), "image/png")]))
+        history.append(Message.assistant(f"nice picture {i}"))
+    storage.append("pics", *history)
+    with recording(storage.sync_engine) as rec:
+        window = storage.load("pics", FixedWindow(3))
+    assert [m.text_content() for m in window] == [
+        "nice picture 28",
+        "picture 29",
+        "nice picture 29",
+    ]
+    assert window[1].content[1] == history[-2].content[1]
+    blob_reads = rec.touching("sqlmemory_blobs", "SELECT")
+    assert len(blob_reads) == 1, "bytes come in one query"
+    # The session id plus exactly one content hash: the window's only image.
+    assert _param_count(blob_reads[0][1]) == 2
+
+
+def test_resave_of_a_grown_history_writes_only_the_new_messages(storage: Any) -> None:
+    history: list[Message] = [Message.system("be brief")]
+    history.append(Message.user(["look", ImageBlock(_png(7), "image/png")]))
+    for turn in range(30):
+        history.append(Message.user(f"question {turn}"))
+        history.append(Message.assistant(f"answer {turn}"))
+    storage.save("agent", history)
+    stored = storage.load("agent")
+    grown = [*stored, Message.user("one more"), Message.assistant("sure")]
+    with recording(storage.sync_engine) as rec:
+        storage.save("agent", grown)
+    assert rec.inserted("sqlmemory_messages") == 2
+    assert rec.inserted("sqlmemory_blobs") == 0, "unchanged blobs are never rewritten"
+    assert not rec.touching("sqlmemory_messages", "DELETE")
+    assert storage.load("agent") == [*stored, *storage.load("agent")[-2:]]
+    assert [m.id for m in storage.load("agent")] == [m.id for m in grown]
+
+
+def test_resave_from_a_changed_message_rewrites_from_there(storage: Any) -> None:
+    history = [Message.user(f"m{i}") for i in range(10)]
+    storage.save("edit", history)
+    edited = [*history[:6], Message.user("replaced"), *history[7:]]
+    with recording(storage.sync_engine) as rec:
+        storage.save("edit", edited)
+    assert rec.inserted("sqlmemory_messages") == 4  # m6 replaced, m7..m9 after it
+    assert [m.text_content() for m in storage.load("edit")] == [
+        m.text_content() for m in edited
+    ]
+
+
+# -- equivalence: a windowed read equals the policy applied to the whole history ----------
+
+CALL_IDS = ["c1", "c2", "c3"]
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[Message]:
+    """Random histories, well-formed or not: parallel calls, missing results, orphans."""
+    messages: list[Message] = []
+    for _ in range(draw(st.integers(0, 70))):
+        kind = draw(st.sampled_from(["user", "assistant", "call", "tool", "system"]))
+        text = draw(st.text(alphabet="abc xyz", max_size=30))
+        if kind == "call":
+            ids = draw(st.lists(st.sampled_from(CALL_IDS), min_size=1, max_size=3, unique=True))
+            calls = [ToolCall(i, "lookup", {"q": text}) for i in ids]
+            messages.append(Message.assistant(text or None, tool_calls=calls))
+        elif kind == "tool":
+            messages.append(Message.tool(draw(st.sampled_from(CALL_IDS)), text or "ok"))
+        elif kind == "system":
+            messages.append(Message.system(text or "sys"))
+        else:
+            messages.append(Message(kind, text or "x"))
+    return messages
+
+
+def _length_tokenizer(message: Message) -> int:
+    return len(message.text_content()) - 3
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    history=histories(),
+    n=st.integers(0, 12),
+    budget=st.integers(1, 300),
+)
+def test_windowed_reads_equal_the_policy_over_the_whole_history(
+    storage: Any, history: list[Message], n: int, budget: int
+) -> None:
+    storage.save("prop", history)
+    everything = storage.load("prop")
+    assert [m.id for m in everything] == [m.id for m in history]
+    for policy in (
+        FixedWindow(n),
+        TokenWindow(budget),
+        TokenWindow(budget, tokenizer=_length_tokenizer),
+        NoOp(),
+    ):
+        assert storage.load("prop", policy) == policy.apply(everything), policy
+    assert storage.recent("prop", n) == RecentWindow(n).apply(everything)
