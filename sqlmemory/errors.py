@@ -18,8 +18,14 @@ __all__ = [
     "SchemaError",
     "SqlMemoryError",
     "StorageError",
+    "is_transient",
     "translate_db_errors",
 ]
+
+# Deadlock and serialization failures: the database rolled the transaction back and
+# running it again is the documented remedy (PostgreSQL SQLSTATE; MySQL error numbers).
+_TRANSIENT_SQLSTATES = frozenset({"40001", "40P01"})
+_TRANSIENT_MYSQL_ERRORS = frozenset({1205, 1213})
 
 
 class SqlMemoryError(Exception):
@@ -48,6 +54,18 @@ class StorageError(SqlMemoryError):
 
 class SchemaError(StorageError):
     """The database schema is missing or not at the head revision of the shipped migrations."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether ``exc`` is a deadlock or serialization failure worth running again."""
+    orig = getattr(exc, "orig", None)
+    if orig is None:
+        return False
+    state = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    if state in _TRANSIENT_SQLSTATES:
+        return True
+    args: tuple[object, ...] = getattr(orig, "args", ())
+    return bool(args) and args[0] in _TRANSIENT_MYSQL_ERRORS
 
 
 @contextmanager

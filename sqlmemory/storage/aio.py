@@ -6,6 +6,7 @@ It runs the very functions the sync storage runs (``sqlmemory.storage._sqlops``)
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -13,13 +14,18 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from sqlmemory.errors import translate_db_errors
+from sqlmemory.errors import is_transient, translate_db_errors
 from sqlmemory.policy import Policy, RecentWindow, TailPolicy, check_count
 from sqlmemory.storage import _sqlops as ops
-from sqlmemory.storage.base import DEFAULT_MAX_BLOB_BYTES, AsyncSessionView, check_session_id
+from sqlmemory.storage.base import (
+    DEFAULT_MAX_BLOB_BYTES,
+    RETRY_DELAYS,
+    AsyncSessionView,
+    check_session_id,
+)
 from sqlmemory.storage.sql import SqlStorageBase
 from sqlmemory.types import Message, utc_now
 
@@ -87,8 +93,19 @@ class AsyncSqlStorage(SqlStorageBase):
 
     async def _run(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
         with translate_db_errors(action):
-            async with self._transaction(write) as conn:
-                return await conn.run_sync(_call, fn, *args)
+            return await self._attempt(write, fn, *args)
+
+    async def _attempt(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` in a transaction, again after a deadlock (it rolled back whole)."""
+        for delay in (*RETRY_DELAYS, None):
+            try:
+                async with self._transaction(write) as conn:
+                    return await conn.run_sync(_call, fn, *args)
+            except DBAPIError as exc:
+                if delay is None or not is_transient(exc):
+                    raise
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     async def _read_tail(self, action: str, sid: str, policy: TailPolicy) -> list[Message]:
         if self._quick is not None and self._schema_ok:
@@ -111,12 +128,10 @@ class AsyncSqlStorage(SqlStorageBase):
         now = utc_now()
         with translate_db_errors("append"):
             try:
-                async with self._transaction(True) as conn:
-                    await conn.run_sync(_call, ops.append_fresh, sid, encoded, now)
+                await self._attempt(True, ops.append_fresh, sid, encoded, now)
             except IntegrityError:
                 # An id is stored already: a retry, or a conflict. Decide it under the lock.
-                async with self._transaction(True) as conn:
-                    await conn.run_sync(_call, ops.append_idempotent, sid, encoded, now)
+                await self._attempt(True, ops.append_idempotent, sid, encoded, now)
 
     async def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
         """The session's history oldest first, or ``policy``'s window (see ``SqlStorage``)."""

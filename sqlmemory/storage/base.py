@@ -12,6 +12,7 @@ from sqlmemory.types import DocumentBlock, ImageBlock, Message
 
 __all__ = [
     "DEFAULT_MAX_BLOB_BYTES",
+    "RETRY_DELAYS",
     "AsyncSessionView",
     "AsyncStorage",
     "SessionView",
@@ -22,6 +23,8 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BLOB_BYTES = 20 * 1024 * 1024
+RETRY_DELAYS = (0.005, 0.02, 0.05, 0.1, 0.2)
+"""Seconds to wait before each new attempt of a write that hit a deadlock."""
 MAX_SESSION_ID_LENGTH = 255
 
 

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from sqlmemory.errors import translate_db_errors
+from sqlmemory.errors import is_transient, translate_db_errors
 from sqlmemory.policy import Policy, RecentWindow, TailPolicy, check_count
 from sqlmemory.storage import _sqlops as ops
 from sqlmemory.storage._codec import EncodedMessage, encode_message
 from sqlmemory.storage._engine import WRITE_OPTION, configure_engine
 from sqlmemory.storage.base import (
     DEFAULT_MAX_BLOB_BYTES,
+    RETRY_DELAYS,
     SessionView,
     check_messages,
     check_session_id,
@@ -132,8 +134,20 @@ class SqlStorage(SqlStorageBase):
             yield conn
 
     def _run(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
-        with translate_db_errors(action), self._transaction(write) as conn:
-            return fn(conn, *args)
+        with translate_db_errors(action):
+            return self._attempt(write, fn, *args)
+
+    def _attempt(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` in a transaction, again after a deadlock (it rolled back whole)."""
+        for delay in (*RETRY_DELAYS, None):
+            try:
+                with self._transaction(write) as conn:
+                    return fn(conn, *args)
+            except DBAPIError as exc:
+                if delay is None or not is_transient(exc):
+                    raise
+            time.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _read_tail(self, action: str, sid: str, policy: TailPolicy) -> list[Message]:
         if self._quick is not None and self._schema_ok:
@@ -163,12 +177,10 @@ class SqlStorage(SqlStorageBase):
         now = utc_now()
         with translate_db_errors("append"):
             try:
-                with self._transaction(True) as conn:
-                    ops.append_fresh(conn, sid, encoded, now)
+                self._attempt(True, ops.append_fresh, sid, encoded, now)
             except IntegrityError:
                 # An id is stored already: a retry, or a conflict. Decide it under the lock.
-                with self._transaction(True) as conn:
-                    ops.append_idempotent(conn, sid, encoded, now)
+                self._attempt(True, ops.append_idempotent, sid, encoded, now)
 
     def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
         """The session's history oldest first (``[]`` if unknown), or ``policy``'s window.
