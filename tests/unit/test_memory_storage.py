@@ -1,21 +1,18 @@
-"""The storage API of SPEC section 3 on InMemoryStorage, and ShortTermMemory over it."""
+"""The storage API of SPEC section 3 on InMemoryStorage, and ShortTermMemory over it.
+
+Bad session ids and the blob limit: test_storage_validation.py; threads: test_memory_threads.py.
+"""
 
 from __future__ import annotations
 
-import sys
-import threading
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
 from sqlmemory import (
-    BlobTooLargeError,
-    DocumentBlock,
     DuplicateMessageError,
     FixedWindow,
-    ImageBlock,
     InMemoryStorage,
     InvalidSessionIdError,
     Message,
@@ -25,9 +22,6 @@ from sqlmemory import (
     TokenWindow,
     ToolCall,
 )
-
-PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-MIB = 1024 * 1024
 
 
 def ids(messages: list[Message]) -> list[str]:
@@ -387,93 +381,6 @@ def test_recent_and_evict_reject_non_int(store: InMemoryStorage, bad: Any) -> No
     assert store.count("s") == 3
 
 
-# --- session ids ----------------------------------------------------------------------------
-
-BAD_SESSION_IDS = {
-    "empty": "",
-    "256 chars": "x" * 256,
-    "leading space": " abc",
-    "trailing space": "abc ",
-    "trailing newline": "abc\n",
-    "leading tab": "\tabc",
-    "nul inside": "ab\x00c",
-    "newline inside": "ab\nc",
-    "escape inside": "ab\x1bc",
-    "DEL inside": "ab\x7fc",
-    "only spaces": "   ",
-}
-
-
-def _every_method(store: InMemoryStorage, sid: Any) -> list[Any]:
-    return [
-        lambda: store.append(sid, Message.user("x")),
-        lambda: store.load(sid),
-        lambda: store.save(sid, [Message.user("x")]),
-        lambda: store.recent(sid, 1),
-        lambda: store.evict(sid, 1),
-        lambda: store.clear(sid),
-        lambda: store.count(sid),
-        lambda: store.session(sid).load(),
-    ]
-
-
-@pytest.mark.parametrize("sid", list(BAD_SESSION_IDS.values()), ids=list(BAD_SESSION_IDS))
-def test_invalid_session_id(store: InMemoryStorage, sid: str) -> None:
-    for call in _every_method(store, sid):
-        with pytest.raises(InvalidSessionIdError):
-            call()
-    assert list(store.sessions()) == []
-
-
-@pytest.mark.parametrize("sid", [123, None, b"abc", ["a"]], ids=["int", "None", "bytes", "list"])
-def test_session_id_of_another_type(store: InMemoryStorage, sid: Any) -> None:
-    for call in _every_method(store, sid):
-        with pytest.raises(TypeError):
-            call()
-    assert list(store.sessions()) == []
-
-
-@pytest.mark.parametrize(
-    "sid", ["'; DROP TABLE x;--", "x" * 255, "a b", "user@example.com/chat#1", "会话"]
-)
-def test_valid_session_ids(store: InMemoryStorage, sid: str) -> None:
-    m = Message.user("x")
-    store.append(sid, m)
-    assert ids(store.load(sid)) == [m.id]
-    assert list(store.sessions()) == [sid]
-
-
-# --- blob limit -----------------------------------------------------------------------------
-
-
-def _image(size: int) -> Message:
-    return Message.user([ImageBlock(data=PNG_MAGIC + b"\x00" * (size - 8), media_type="image/png")])
-
-
-def _document(size: int) -> Message:
-    return Message.user([DocumentBlock(data=b"a" * size, media_type="text/plain")])
-
-
-@pytest.mark.parametrize("build", [_image, _document], ids=["image", "document"])
-def test_blob_over_configured_limit(build: Any) -> None:
-    store = InMemoryStorage(max_blob_bytes=1000)
-    store.append("s", build(1000))  # exactly at the limit is fine
-    with pytest.raises(BlobTooLargeError):
-        store.append("s", Message.user("same batch"), build(1001))
-    assert store.count("s") == 1
-    with pytest.raises(BlobTooLargeError):
-        store.save("s", [build(1001)])
-    assert store.count("s") == 1
-
-
-def test_blob_limit_defaults_to_20_mib() -> None:
-    store = InMemoryStorage()
-    store.append("s", _image(20 * MIB))
-    with pytest.raises(BlobTooLargeError):
-        store.append("s", _image(20 * MIB + 1))
-    assert store.count("s") == 1
-
-
 # --- bound view -------------------------------------------------------------------------------
 
 
@@ -532,82 +439,3 @@ def test_short_term_memory_sessions_are_isolated(store: InMemoryStorage) -> None
 def test_short_term_memory_rejects_bad_session_id(store: InMemoryStorage) -> None:
     with pytest.raises(InvalidSessionIdError):
         ShortTermMemory(store, " bad").append(Message.user("x"))
-
-
-# --- threads ----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def frequent_thread_switches() -> Iterator[None]:
-    """Switch threads as often as the interpreter allows, so races show up."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
-
-
-@pytest.mark.usefixtures("frequent_thread_switches")
-def test_concurrent_appends_lose_nothing_and_keep_each_threads_order() -> None:
-    store = InMemoryStorage()
-    threads_n, per_thread = 8, 200
-    barrier = threading.Barrier(threads_n)
-    errors: list[BaseException] = []
-
-    def worker(t: int) -> None:
-        try:
-            barrier.wait()
-            for k in range(per_thread):
-                if k % 10 == 9:
-                    store.append("s", *[Message.user(f"{t}:{k}:{j}") for j in range(3)])
-                else:
-                    store.append("s", Message.user(f"{t}:{k}"))
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-
-    workers = [threading.Thread(target=worker, args=(t,)) for t in range(threads_n)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-
-    assert errors == []
-    loaded = store.load("s")
-    per_batch = per_thread // 10
-    assert len(loaded) == threads_n * (per_thread - per_batch + 3 * per_batch)
-    assert len({m.id for m in loaded}) == len(loaded)
-    for t in range(threads_n):
-        mine = [m.text_content() for m in loaded if m.text_content().split(":")[0] == str(t)]
-        expected = [
-            f"{t}:{k}:{j}" if k % 10 == 9 else f"{t}:{k}"
-            for k in range(per_thread)
-            for j in (range(3) if k % 10 == 9 else range(1))
-        ]
-        assert mine == expected
-    # a batch is atomic: its three messages are adjacent
-    positions = {m.text_content(): i for i, m in enumerate(loaded)}
-    for t in range(threads_n):
-        for k in range(9, per_thread, 10):
-            first = positions[f"{t}:{k}:0"]
-            assert [positions[f"{t}:{k}:{j}"] for j in range(3)] == [first, first + 1, first + 2]
-    stamps = [m.recorded_at for m in loaded]
-    assert stamps == sorted(stamps)  # type: ignore[type-var]
-
-
-@pytest.mark.usefixtures("frequent_thread_switches")
-def test_concurrent_appends_to_different_sessions() -> None:
-    store = InMemoryStorage()
-
-    def worker(t: int) -> None:
-        for k in range(100):
-            store.append(f"s{t}", Message.user(str(k)))
-
-    workers = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    assert sorted(store.sessions()) == sorted(f"s{t}" for t in range(8))
-    for t in range(8):
-        assert texts(store.load(f"s{t}")) == [str(k) for k in range(100)]
