@@ -1,0 +1,120 @@
+"""The benchmark script (bench/bench.py) still runs: every scenario, tiny sizes, SQLite."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import math
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> Iterator[ModuleType]:
+    spec = importlib.util.spec_from_file_location("sqlmemory_bench_script", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(spec.name, None)
+
+
+def tiny(bench: ModuleType) -> object:
+    return dataclasses.replace(
+        bench.QUICK,
+        append_one=6,
+        append_warmup=1,
+        batches=2,
+        batch_size=4,
+        batch_warmup=1,
+        window_sessions=(30, 120),
+        window=5,
+        window_reps=3,
+        window_warmup=1,
+        full_read=120,
+        full_reps=2,
+        full_warmup=1,
+        resave_turns=6,
+        resave_tail=3,
+        image_messages=15,
+        image_every=5,
+        image_side=16,
+        image_reps=3,
+        image_warmup=1,
+        fill_batch=50,
+    )
+
+
+def test_every_scenario_runs_and_the_json_holds_positive_ratios(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    out = tmp_path / "results.json"
+    logged: list[str] = []
+    report = bench.run(
+        tiny(bench),
+        ["sqlite"],
+        bench.DEFAULT_PG_URL,
+        out,
+        sqlite_dir=tmp_path,
+        log=logged.append,
+    )
+    written = json.loads(out.read_text())
+    assert written["results"] == json.loads(json.dumps(report["results"], default=str))
+
+    results = written["results"]
+    assert {r["scenario"] for r in results} == set(bench.SCENARIOS)
+    assert all(r["backend"] == "sqlite" for r in results)
+    for r in results:
+        for side in ("sqlmemory", "raw"):
+            stats = r[side]
+            assert stats["n"] > 0
+            assert 0 < stats["median_ms"] <= stats["p95_ms"]
+        assert isinstance(r["ratio"], float)
+        assert math.isfinite(r["ratio"]) and r["ratio"] > 0
+        assert r["ratio"] == pytest.approx(r["sqlmemory"]["median_ms"] / r["raw"]["median_ms"])
+
+    windows = [r for r in results if r["scenario"] == "window_read"]
+    assert {(r["variant"], r["messages"]) for r in windows} == {
+        (variant, n) for variant in ("FixedWindow", "TokenWindow") for n in (30, 120)
+    }
+    # The token budget is the cost of the newest `window` messages: both pick the same.
+    assert all(r["returned"] == 5 for r in windows)
+    (image,) = [r for r in results if r["scenario"] == "image_window_read"]
+    assert image["images_in_window"] == 1
+    (resave,) = [r for r in results if r["scenario"] == "resave"]
+    assert resave["vs_append_one"] > 0
+
+    assert {s["variant"] for s in written["scaling"]} == {"FixedWindow", "TokenWindow"}
+    assert all(s["sqlmemory"] > 0 and s["raw"] > 0 for s in written["scaling"])
+    assert written["targets"] and all(isinstance(t["met"], bool) for t in written["targets"])
+
+    machine = written["machine"]
+    assert machine["cpu_count"] and machine["python"] and machine["platform"]
+    sqlite_info = written["backends"]["sqlite"]
+    assert sqlite_info["sqlite_version"]
+    # The raw baseline runs with the settings sqlmemory gives its own connections.
+    for key in ("journal_mode", "synchronous"):
+        assert sqlite_info["raw"][key] == sqlite_info["sqlmemory"][key]
+    assert sqlite_info["raw"]["journal_mode"] == "wal"
+
+    table = bench.render(written)
+    for r in results:
+        assert r["label"] in table
+
+
+def test_cli_flags(bench: ModuleType) -> None:
+    args = bench.parse_args(["--quick", "--backends", "sqlite", "--json", "x.json"])
+    assert args.quick and args.backend_list == ["sqlite"] and args.json == Path("x.json")
+    assert bench.parse_args([]).backend_list == ["sqlite", "postgresql"]
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--backends", "oracle"])
