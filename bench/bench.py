@@ -449,7 +449,7 @@ class RawPostgres(RawDriver):
     def __init__(self, conninfo: str) -> None:
         import psycopg
 
-        super().__init__(psycopg.connect(conninfo, autocommit=False))
+        super().__init__(psycopg.connect(conninfo, autocommit=False, connect_timeout=5))
 
     def ddl(self) -> list[str]:
         return [
@@ -1008,7 +1008,8 @@ def run(
         except Exception as exc:  # an unreachable server: say so and go on without it
             if name == "sqlite":
                 raise
-            reason = f"{safe_url(pg_url)} unreachable ({type(exc).__name__}: {exc})".strip()
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            reason = f"{safe_url(pg_url)} unreachable ({type(exc).__name__}: {first_line})"
             say(f"{name}: {reason}; running without it")
             report["skipped"][name] = reason
             continue
