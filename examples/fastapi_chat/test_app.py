@@ -1,0 +1,504 @@
+"""The chat-history service, driven through httpx on SQLite and PostgreSQL.
+
+Every test runs once per backend. PostgreSQL is found at ``$SQLMEMORY_TEST_POSTGRES_URL``
+or ``127.0.0.1:5432`` (user ``postgres``, database ``test``); when it does not answer its
+tests are skipped, or fail if ``postgresql`` is listed in ``$SQLMEMORY_REQUIRE_BACKENDS``.
+
+The PostgreSQL database is shared with the integration tests, so each test works only on
+sessions under its own random prefix, and deletes them when it ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+from fastapi import FastAPI
+from PIL import Image
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
+
+from sqlmemory import (
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    Role,
+    StorageError,
+    TextBlock,
+    ThinkingBlock,
+    TokenWindow,
+    ToolCall,
+)
+from sqlmemory.migrate import sync_url
+from sqlmemory.wire import messages_to_dicts
+
+from .app import URL_ENV, create_app
+
+pytestmark = pytest.mark.anyio
+
+BACKENDS = ("sqlite", "postgresql")
+POSTGRES_URL_ENV = "SQLMEMORY_TEST_POSTGRES_URL"
+LOCAL_POSTGRES_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+REQUIRE_ENV = "SQLMEMORY_REQUIRE_BACKENDS"
+BLOB_LIMIT = 4096
+"""The app's blob limit in these tests: small, so that a 413 needs no 20 MiB upload."""
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Run on asyncio only (the drivers under test are asyncio drivers)."""
+    return "asyncio"
+
+
+def _postgres_url() -> str:
+    configured = os.environ.get(POSTGRES_URL_ENV, "").strip() or LOCAL_POSTGRES_URL
+    url = make_url(configured).set(drivername="postgresql+asyncpg")
+    return url.render_as_string(hide_password=False)
+
+
+def _unreachable(url: str) -> str | None:
+    """Why ``url`` does not answer ``SELECT 1`` through its sync driver, or ``None``."""
+    engine = sa.create_engine(
+        sync_url(url), poolclass=NullPool, connect_args={"connect_timeout": 5}
+    )
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT 1"))
+    except Exception as exc:
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        engine.dispose()
+    return None
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """The PostgreSQL URL (asyncpg), after checking that the server answers."""
+    url = _postgres_url()
+    reason = _unreachable(url)
+    if reason is not None:
+        shown = make_url(url).render_as_string(hide_password=True)
+        required = {n.strip().lower() for n in os.environ.get(REQUIRE_ENV, "").split(",")}
+        if "postgresql" in required:
+            pytest.fail(f"{REQUIRE_ENV} requires PostgreSQL, but {shown} failed: {reason}")
+        pytest.skip(f"PostgreSQL at {shown} unavailable: {reason}")
+    return url
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An async URL of the backend under test."""
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'chat.db'}"
+    return str(request.getfixturevalue("postgres_url"))
+
+
+@asynccontextmanager
+async def _serve(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    # httpx's ASGI transport sends no lifespan events: run the app's lifespan around it.
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c,
+    ):
+        yield c
+
+
+@pytest.fixture
+def app(database_url: str) -> FastAPI:
+    """The service on the backend under test, not started."""
+    return create_app(database_url, max_blob_bytes=BLOB_LIMIT)
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """A client of ``app``, started: its schema upgraded, its engine open."""
+    async with _serve(app) as c:
+        yield c
+
+
+@pytest.fixture
+async def prefix(client: httpx.AsyncClient) -> AsyncIterator[str]:
+    """A prefix no other test uses; every session under it is deleted afterwards."""
+    unique = f"fastapi-test/{uuid.uuid4().hex}/"
+    yield unique
+    listed = await client.get("/sessions", params={"prefix": unique})
+    for sid in listed.json():
+        assert (await client.delete(f"/sessions/{sid}")).status_code == 200
+
+
+async def _post(client: httpx.AsyncClient, sid: str, *messages: Message) -> httpx.Response:
+    return await client.post(f"/sessions/{sid}/messages", json=messages_to_dicts(messages))
+
+
+async def _ids(client: httpx.AsyncClient, sid: str, **params: Any) -> list[str]:
+    response = await client.get(f"/sessions/{sid}/messages", params=params)
+    assert response.status_code == 200, response.text
+    return [m["id"] for m in response.json()]
+
+
+def _png(width: int, height: int) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height)).save(out, "PNG")
+    return out.getvalue()
+
+
+def _tool_exchange() -> list[Message]:
+    """The SPEC's example: user, assistant calling c1, the c1 result, the answer."""
+    return [
+        Message.user("What is 6 x 7?"),
+        Message.assistant(tool_calls=[ToolCall("c1", "multiply", {"a": 6, "b": 7})]),
+        Message.tool("c1", "42"),
+        Message.assistant("6 x 7 = 42."),
+    ]
+
+
+async def test_append_and_read_back_exactly(client: httpx.AsyncClient, prefix: str) -> None:
+    imported_at = datetime(2024, 2, 29, 23, 59, 59, 123456, tzinfo=timezone.utc)
+    messages = [
+        Message.system("Be brief."),
+        Message.user(
+            [
+                TextBlock("What is in this picture? 😀 \x00"),
+                ImageBlock(_png(65, 64), "image/png"),
+                DocumentBlock(b"notes", "text/plain", title="notes.txt"),
+            ]
+        ),
+        Message.assistant(
+            [ThinkingBlock("look it up", signature="sig")],
+            tool_calls=[ToolCall("c1", "search", {"zeta": 1, "alpha": {"y": [1, 2], "b": None}})],
+        ),
+        Message.tool("c1", "found"),
+        Message(role=Role.ASSISTANT, content=(TextBlock("done"),), metadata={"model": "m1"}),
+        Message.user("imported", recorded_at=imported_at),
+    ]
+    sent = messages_to_dicts(messages)
+
+    response = await client.post(f"/sessions/{prefix}chat/messages", json=sent)
+    assert response.status_code == 201, response.text
+    assert response.json() == {"appended": len(messages), "count": len(messages)}
+
+    got = (await client.get(f"/sessions/{prefix}chat/messages")).json()
+    assert len(got) == len(sent)
+    for stored, original in zip(got, sent, strict=True):
+        if original["recorded_at"] is None:  # the store fills it in, in UTC
+            assigned = datetime.fromisoformat(stored["recorded_at"])
+            assert assigned.utcoffset() == timedelta(0)
+            original = {**original, "recorded_at": stored["recorded_at"]}
+        assert stored == original
+    # Dict equality ignores order; a byte-exact replay needs the arguments' key order too.
+    arguments = got[2]["tool_calls"][0]["arguments"]
+    assert list(arguments) == ["zeta", "alpha"]
+    assert list(arguments["alpha"]) == ["y", "b"]
+    assert got[-1]["recorded_at"] == imported_at.isoformat()
+
+    # What a read returns can be posted again as it is: a no-op retry.
+    again = await client.post(f"/sessions/{prefix}chat/messages", json=got)
+    assert again.json() == {"appended": len(messages), "count": len(messages)}
+
+
+async def test_unknown_session_reads_empty(client: httpx.AsyncClient, prefix: str) -> None:
+    assert await _ids(client, f"{prefix}nobody") == []
+    assert await _ids(client, f"{prefix}nobody", window=3) == []
+
+
+async def test_window_query(client: httpx.AsyncClient, prefix: str) -> None:
+    user, call, result, answer = _tool_exchange()
+    await _post(client, f"{prefix}w", user, call, result, answer)
+
+    assert await _ids(client, f"{prefix}w", window=2) == [call.id, result.id, answer.id]
+    assert await _ids(client, f"{prefix}w", window=1) == [answer.id]
+    assert await _ids(client, f"{prefix}w", window=0) == []
+    assert await _ids(client, f"{prefix}w", window=10) == [
+        m.id for m in (user, call, result, answer)
+    ]
+
+
+async def test_max_tokens_query(client: httpx.AsyncClient, prefix: str) -> None:
+    # The SPEC's TokenWindow(9) example: the call with its result does not fit.
+    call = Message.assistant(tool_calls=[ToolCall("c1", "f", {})])
+    result = Message.tool("c1", "42")
+    answer = Message.assistant("answer")
+    await _post(client, f"{prefix}t", call, result, answer)
+    assert await _ids(client, f"{prefix}t", max_tokens=9) == [answer.id]
+
+    exchange = _tool_exchange()
+    await _post(client, f"{prefix}t2", *exchange)
+    for budget in (1, 8, 20, 30, 1000):
+        expected = [m.id for m in TokenWindow(budget).apply(exchange)]
+        assert await _ids(client, f"{prefix}t2", max_tokens=budget) == expected, budget
+
+
+async def test_evict(client: httpx.AsyncClient, prefix: str) -> None:
+    texts = [Message.user(t) for t in ("one", "two", "three", "four", "five")]
+    await _post(client, f"{prefix}e", *texts)
+
+    response = await client.post(f"/sessions/{prefix}e/evict", params={"keep": 2})
+    assert response.status_code == 200
+    assert response.json() == {"deleted": 3}
+    assert await _ids(client, f"{prefix}e") == [texts[3].id, texts[4].id]
+
+    response = await client.post(f"/sessions/{prefix}e/evict", params={"keep": 5})
+    assert response.json() == {"deleted": 0}
+
+    response = await client.post(f"/sessions/{prefix}e/evict", params={"keep": 0})
+    assert response.json() == {"deleted": 2}
+    assert await _ids(client, f"{prefix}e") == []
+
+
+async def test_evict_never_leaves_a_tool_result_first(
+    client: httpx.AsyncClient, prefix: str
+) -> None:
+    exchange = _tool_exchange()
+    await _post(client, f"{prefix}e", *exchange)
+    # keep=2 would leave the result of c1 without its call: it goes too.
+    response = await client.post(f"/sessions/{prefix}e/evict", params={"keep": 2})
+    assert response.json() == {"deleted": 3}
+    assert await _ids(client, f"{prefix}e") == [exchange[-1].id]
+
+
+async def test_delete_session(client: httpx.AsyncClient, prefix: str) -> None:
+    await _post(client, f"{prefix}d", *_tool_exchange())
+
+    response = await client.delete(f"/sessions/{prefix}d")
+    assert response.status_code == 200
+    assert response.json() == {"deleted": 4}
+    assert await _ids(client, f"{prefix}d") == []
+    assert (await client.get("/sessions", params={"prefix": prefix})).json() == []
+    assert (await client.delete(f"/sessions/{prefix}d")).json() == {"deleted": 0}
+
+
+async def test_list_sessions_by_prefix(client: httpx.AsyncClient, prefix: str) -> None:
+    names = ["a/1", "a/2", "a_%", "b"]
+    for name in names:
+        assert (await _post(client, f"{prefix}{name}", Message.user(name))).status_code == 201
+
+    async def listed(**params: str) -> list[str]:
+        response = await client.get("/sessions", params=params)
+        assert response.status_code == 200
+        ids: list[str] = response.json()
+        return ids
+
+    assert await listed(prefix=prefix) == [f"{prefix}{n}" for n in sorted(names)]
+    assert await listed(prefix=f"{prefix}a/") == [f"{prefix}a/1", f"{prefix}a/2"]
+    # LIKE wildcards in a prefix are plain characters.
+    assert await listed(prefix=f"{prefix}a_") == [f"{prefix}a_%"]
+    assert await listed(prefix=f"{prefix}zzz") == []
+    every = await listed()
+    assert set(every) >= {f"{prefix}{n}" for n in names}
+    assert every == sorted(every)
+
+
+async def test_identical_retry_is_a_no_op(client: httpx.AsyncClient, prefix: str) -> None:
+    message = Message.user("once")
+    assert (await _post(client, f"{prefix}r", message)).status_code == 201
+    response = await _post(client, f"{prefix}r", message)
+    assert response.status_code == 201
+    assert response.json() == {"appended": 1, "count": 1}
+
+
+async def test_duplicate_id_with_other_content_is_409(
+    client: httpx.AsyncClient, prefix: str
+) -> None:
+    original = Message.user("original", id="m-1")
+    await _post(client, f"{prefix}dup", original)
+
+    response = await _post(
+        client, f"{prefix}dup", Message.user("new"), Message.user("changed", id="m-1")
+    )
+    assert response.status_code == 409
+    assert "m-1" in response.json()["detail"]
+    assert await _ids(client, f"{prefix}dup") == ["m-1"]  # all or none: "new" not written
+
+
+def _message(**fields: Any) -> dict[str, Any]:
+    return {"role": "user", "content": [{"kind": "text", "text": "hi"}], **fields}
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        pytest.param([{"content": []}], "message.role is missing", id="no-role"),
+        pytest.param([_message(role="robot")], "robot", id="unknown-role"),
+        pytest.param([_message(content=[{"kind": "text"}])], "content[0].text", id="no-text"),
+        pytest.param(
+            [_message(content=[{"kind": "image", "media_type": "image/png", "data": "@@"}])],
+            "base64",
+            id="bad-base64",
+        ),
+        pytest.param(
+            [_message(content=[{"kind": "image", "media_type": "image/png", "data": "AAAA"}])],
+            "content[0]",
+            id="not-a-png",
+        ),
+        pytest.param([_message(role="tool")], "tool_call_id", id="tool-without-call-id"),
+        pytest.param(
+            [_message(role="user", tool_calls=[{"id": "c1", "name": "f", "arguments": {}}])],
+            "tool call",
+            id="tool-calls-on-user",
+        ),
+        pytest.param([_message(content="hi")], "message.content", id="content-not-a-list"),
+        pytest.param([_message(v=2)], "message.v", id="unknown-version"),
+        pytest.param([_message(recorded_at="yesterday")], "recorded_at", id="bad-recorded-at"),
+        pytest.param([_message(), "hello"], "[1]", id="item-not-an-object"),
+        pytest.param({"messages": []}, "list", id="body-not-a-list"),
+    ],
+)
+async def test_malformed_messages_are_422(
+    client: httpx.AsyncClient, prefix: str, body: Any, fragment: str
+) -> None:
+    response = await client.post(f"/sessions/{prefix}bad/messages", json=body)
+    assert response.status_code == 422, response.text
+    assert fragment in json.dumps(response.json()["detail"]), response.text
+    assert await _ids(client, f"{prefix}bad") == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        pytest.param('[{"role": "user", "content": [', "json", id="truncated-json"),
+        pytest.param(
+            '[{"role": "user", "content": [{"kind": "text", "text": "\\ud800"}]}]',
+            "surrogate",
+            id="lone-surrogate",
+        ),
+        pytest.param(
+            '[{"role": "assistant", "content": [],'
+            ' "tool_calls": [{"id": "c1", "name": "f", "arguments": {"x": NaN}}]}]',
+            "NaN",
+            id="nan-argument",
+        ),
+    ],
+)
+async def test_malformed_json_is_422(
+    client: httpx.AsyncClient, prefix: str, raw: str, fragment: str
+) -> None:
+    response = await client.post(
+        f"/sessions/{prefix}bad/messages",
+        content=raw.encode(),
+        headers={"content-type": "application/json"},
+    )
+    assert response.status_code == 422, response.text
+    assert fragment.lower() in response.text.lower()
+    assert await _ids(client, f"{prefix}bad") == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "fragment"),
+    [
+        pytest.param("GET", "/sessions/%20padded/messages", "whitespace", id="get-padded"),
+        pytest.param("POST", "/sessions/padded%20/messages", "whitespace", id="post-padded"),
+        pytest.param("POST", "/sessions/bell%07/messages", "control", id="post-control"),
+        pytest.param("GET", "/sessions/nul%00/messages", "control", id="get-nul"),
+        pytest.param("GET", f"/sessions/{'x' * 256}/messages", "255", id="get-too-long"),
+        pytest.param("POST", "/sessions//messages", "empty", id="post-empty"),
+        pytest.param("POST", "/sessions/%20/evict?keep=1", "whitespace", id="evict-padded"),
+        pytest.param("DELETE", "/sessions/tab%09", "whitespace", id="delete-padded"),
+        pytest.param("DELETE", "/sessions/", "empty", id="delete-empty"),
+    ],
+)
+async def test_invalid_session_id_is_422(
+    client: httpx.AsyncClient, method: str, path: str, fragment: str
+) -> None:
+    body = messages_to_dicts([Message.user("hi")]) if method == "POST" else None
+    response = await client.request(method, path, json=body)
+    assert response.status_code == 422, response.text
+    assert fragment in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("method", "suffix", "fragment"),
+    [
+        pytest.param("POST", "evict?keep=-1", "keep must be >= 0", id="negative-keep"),
+        pytest.param("POST", "evict?keep=two", "keep", id="keep-not-int"),
+        pytest.param("POST", "evict", "keep", id="keep-missing"),
+        pytest.param("GET", "messages?window=2&max_tokens=10", "not both", id="both-windows"),
+        pytest.param("GET", "messages?window=-1", "window", id="negative-window"),
+        pytest.param("GET", "messages?window=many", "window", id="window-not-int"),
+        pytest.param("GET", "messages?max_tokens=0", "max_tokens", id="zero-budget"),
+    ],
+)
+async def test_bad_query_is_422(
+    client: httpx.AsyncClient, prefix: str, method: str, suffix: str, fragment: str
+) -> None:
+    await _post(client, f"{prefix}q", Message.user("keep me"))
+    response = await client.request(method, f"/sessions/{prefix}q/{suffix}")
+    assert response.status_code == 422, response.text
+    assert fragment in json.dumps(response.json()["detail"])
+    assert len(await _ids(client, f"{prefix}q")) == 1
+
+
+async def test_blob_over_the_limit_is_413(client: httpx.AsyncClient, prefix: str) -> None:
+    small = Message.user([DocumentBlock(b"x" * BLOB_LIMIT, "text/plain")])
+    large = Message.user([DocumentBlock(b"x" * (BLOB_LIMIT + 1), "text/plain")])
+
+    assert (await _post(client, f"{prefix}blob", small)).status_code == 201
+    response = await _post(client, f"{prefix}blob", large)
+    assert response.status_code == 413
+    assert str(BLOB_LIMIT) in response.json()["detail"]
+    assert await _ids(client, f"{prefix}blob") == [small.id]
+
+
+async def test_50_concurrent_posts_lose_and_duplicate_nothing(
+    client: httpx.AsyncClient, prefix: str
+) -> None:
+    sid = f"{prefix}busy"
+    messages = [Message.user(f"message {i}") for i in range(50)]
+
+    responses = await asyncio.gather(*(_post(client, sid, m) for m in messages))
+
+    assert [r.status_code for r in responses] == [201] * 50
+    stored = (await client.get(f"/sessions/{sid}/messages")).json()
+    ids = [m["id"] for m in stored]
+    assert len(ids) == 50
+    assert set(ids) == {m.id for m in messages}
+    # Store-assigned times follow the append order.
+    times = [datetime.fromisoformat(m["recorded_at"]) for m in stored]
+    assert times == sorted(times)
+    counts = sorted(r.json()["count"] for r in responses)
+    assert counts[-1] == 50
+
+
+async def test_storage_failure_is_503_without_details(
+    app: FastAPI, client: httpx.AsyncClient, prefix: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(*args: object) -> None:
+        raise StorageError("append failed: INSERT ... ('secret user text')")
+
+    monkeypatch.setattr(app.state.storage, "append", broken)
+    response = await _post(client, f"{prefix}down", Message.user("hi"))
+    assert response.status_code == 503
+    assert "secret" not in response.text
+    assert "unavailable" in response.json()["detail"]
+
+
+async def test_schema_not_at_head_is_503_naming_the_fix(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'chat.db'}"
+    async with _serve(create_app(url)) as client:
+        # The storage checks the schema on first use; take it off head before that.
+        engine = sa.create_engine(sync_url(url), poolclass=NullPool)
+        with engine.begin() as conn:
+            conn.execute(sa.text("DELETE FROM sqlmemory_alembic_version"))
+        engine.dispose()
+
+        response = await client.get("/sessions/s/messages")
+        assert response.status_code == 503
+        assert "sqlmemory migrate" in response.json()["detail"]
+
+
+async def test_url_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    database = tmp_path / "from-env.db"
+    monkeypatch.setenv(URL_ENV, f"sqlite+aiosqlite:///{database}")
+    async with _serve(create_app()) as client:
+        assert (await _post(client, "s", Message.user("hi"))).status_code == 201
+    assert database.is_file()
