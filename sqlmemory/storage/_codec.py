@@ -10,7 +10,6 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
@@ -32,7 +31,14 @@ from sqlmemory.types import (
 ROLES = {role.value: role for role in Role}
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 
-__all__ = ["BlobData", "EncodedMessage", "decode_message", "encode_message", "entry_of"]
+__all__ = [
+    "BlobData",
+    "EncodedMessage",
+    "decode_message",
+    "digest_of",
+    "encode_message",
+    "entry_of",
+]
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,19 @@ def _block_row(block: Block, blobs: list[BlobData]) -> dict[str, Any]:
     return row
 
 
+# Messages are immutable, so a message's content digest is computed at most once and kept
+# on the instance (outside the dataclass fields: equality and repr never see it). Messages
+# read from a database carry the stored digest, so re-saving a loaded history that grew
+# hashes only the new messages.
+_DIGEST = "_sqlmemory_digest"
+
+
+def digest_of(message: Message) -> str:
+    """The SHA-256 content digest of ``message`` (its id and ``recorded_at`` aside)."""
+    digest = message.__dict__.get(_DIGEST)
+    return digest if digest is not None else encode_message(message).digest
+
+
 def encode_message(message: Message) -> EncodedMessage:
     """The rows of ``message`` (without ``session_id``, ``seq`` and ``recorded_at``)."""
     blobs: list[BlobData] = []
@@ -129,6 +148,7 @@ def encode_message(message: Message) -> EncodedMessage:
         "digest": hashlib.sha256(digest_source.encode("utf-8")).hexdigest(),
         "tokens": estimate_tokens(message),
     }
+    message.__dict__[_DIGEST] = row["digest"]
     return EncodedMessage(message, row, blocks, blobs)
 
 
@@ -136,8 +156,7 @@ def _new(cls: type, **values: Any) -> Any:
     # Rows were validated when they were written, so values are rebuilt without the
     # checks of __post_init__: reading 10,000 messages must cost what the SQL costs.
     obj: Any = object.__new__(cls)
-    for name, value in values.items():
-        object.__setattr__(obj, name, value)
+    obj.__dict__.update(values)
     return obj
 
 
@@ -180,7 +199,6 @@ def decode_message(row: Mapping[Any, Any], blocks: Sequence[Block]) -> Message:
             for c in json.loads(row["tool_calls"])
         )
     metadata = row["metadata_json"]
-    recorded_at: datetime = row["recorded_at"]
     return _new(  # type: ignore[no-any-return]
         Message,
         role=ROLES[row["role"]],
@@ -189,7 +207,8 @@ def decode_message(row: Mapping[Any, Any], blocks: Sequence[Block]) -> Message:
         tool_call_id=row["tool_call_id"],
         metadata=freeze_json(json.loads(metadata), "") if metadata else EMPTY,
         id=row["message_id"],
-        recorded_at=recorded_at,
+        recorded_at=row["recorded_at"],
+        **{_DIGEST: row["digest"]},
     )
 
 

@@ -15,6 +15,7 @@ from typing import Any, cast
 from sqlalchemy import (
     Connection,
     Executable,
+    Integer,
     Table,
     bindparam,
     case,
@@ -34,6 +35,8 @@ from sqlmemory.storage._codec import (
     EncodedMessage,
     decode_block,
     decode_message,
+    digest_of,
+    encode_message,
     entry_of,
 )
 from sqlmemory.types import Block, Message, Role
@@ -67,6 +70,7 @@ MESSAGE_COLUMNS = (
     M.c.metadata_json,
     M.c.recorded_at,
     M.c.tokens,
+    M.c.digest,
 )
 DEFAULT_PAGE = 64
 
@@ -226,32 +230,31 @@ def _sweep_blobs(conn: Connection, sid: str) -> None:
     )
 
 
-def save(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime) -> None:
-    """Make the session's history ``encoded``, writing only from the first difference.
+def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime) -> None:
+    """Make the session's history ``messages``, writing only from the first difference.
 
-    Stored messages are compared by id and content digest (and ``recorded_at`` where the
-    new message gives one); the common prefix stays untouched, so re-saving a history
-    that grew by k messages inserts k messages.
+    Stored messages are compared by id and content digest; the common prefix stays
+    untouched (``recorded_at`` included), so re-saving a history that grew by k messages
+    inserts k messages, and only the messages written are encoded.
     """
-    if not encoded:
+    if not messages:
         clear(conn, sid)
         return
     _lock_session(conn, sid, 0, now)
     stored = conn.execute(
-        select(M.c.seq, M.c.message_id, M.c.digest, M.c.recorded_at)
+        select(M.c.seq, M.c.message_id, M.c.digest)
         .where(M.c.session_id == sid)
         .order_by(M.c.seq)
     ).all()
     same = 0
-    for row, e in zip(stored, encoded, strict=False):
-        given = e.message.recorded_at
-        if row[1] != e.message.id or row[2] != e.digest or (given and given != row[3]):
+    for (_, message_id, digest), message in zip(stored, messages, strict=False):
+        if message_id != message.id or digest != digest_of(message):
             break
         same += 1
     if same < len(stored):
         conn.execute(delete(M).where(M.c.session_id == sid, M.c.seq >= stored[same][0]))
-    if same < len(encoded):
-        _write(conn, sid, encoded[same:], now)
+    if same < len(messages):
+        _write(conn, sid, [encode_message(m) for m in messages[same:]], now)
     if same < len(stored):
         _sweep_blobs(conn, sid)
 
@@ -331,14 +334,27 @@ def _messages(conn: Connection, sid: str, rows: Sequence[RowMapping]) -> list[Me
     return [decode_message(r, by_seq.get(r["seq"], ())) for r in rows]
 
 
+@functools.cache
+def _history_statement() -> Executable:
+    return select(*MESSAGE_COLUMNS).where(M.c.session_id == bindparam("sid")).order_by(M.c.seq)
+
+
 def read_all(conn: Connection, sid: str) -> list[Message]:
     """The whole history of the session, oldest first."""
-    rows = (
-        conn.execute(select(*MESSAGE_COLUMNS).where(M.c.session_id == sid).order_by(M.c.seq))
-        .mappings()
-        .all()
-    )
+    rows = conn.execute(_history_statement(), {"sid": sid}).mappings().all()
     return _messages(conn, sid, rows)
+
+
+@functools.cache
+def _page_statements() -> tuple[Executable, Executable]:
+    """Newest-first pages of a session: the first one, and the one before a seq."""
+    newest = (
+        select(*MESSAGE_COLUMNS)
+        .where(M.c.session_id == bindparam("sid"))
+        .order_by(M.c.seq.desc())
+        .limit(bindparam("page", type_=Integer))
+    )
+    return newest, newest.where(M.c.seq < bindparam("before"))
 
 
 def read_tail(
@@ -354,16 +370,13 @@ def read_tail(
     page = max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1)
     rows: list[RowMapping] = []
     items: list[Any] = []
+    first_page, older_page = _page_statements()
     while True:
-        query = (
-            select(*MESSAGE_COLUMNS)
-            .where(M.c.session_id == sid)
-            .order_by(M.c.seq.desc())
-            .limit(page)
-        )
         if rows:
-            query = query.where(M.c.seq < rows[0]["seq"])
-        chunk = conn.execute(query).mappings().all()
+            params = {"sid": sid, "page": page, "before": rows[0]["seq"]}
+            chunk = conn.execute(older_page, params).mappings().all()
+        else:
+            chunk = conn.execute(first_page, {"sid": sid, "page": page}).mappings().all()
         complete = len(chunk) < page
         older = list(reversed(chunk))
         rows = older + rows

@@ -24,6 +24,7 @@ from sqlmemory.storage.base import (
     DEFAULT_MAX_BLOB_BYTES,
     RETRY_DELAYS,
     AsyncSessionView,
+    check_messages,
     check_session_id,
 )
 from sqlmemory.storage.sql import SqlStorageBase
@@ -144,8 +145,9 @@ class AsyncSqlStorage(SqlStorageBase):
 
     async def save(self, session_id: str, messages: Sequence[Message]) -> None:
         """Replace the session's history; only what differs is written."""
-        sid, encoded = self._prepare(session_id, messages)
-        await self._run("save", True, ops.save, sid, encoded, utc_now())
+        sid = check_session_id(session_id)
+        batch = check_messages(messages, self.max_blob_bytes)
+        await self._run("save", True, ops.save, sid, batch, utc_now())
 
     async def recent(self, session_id: str, n: int) -> list[Message]:
         """At most the newest ``n`` messages in whole groups, newest last."""
