@@ -43,7 +43,30 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(timezone.utc)
 
 
-class Utf8Text(TypeDecorator[str]):
+_MYSQL = ("mysql", "mariadb")
+
+
+class _OnlyFor(TypeDecorator[str]):
+    """A decorator whose conversions matter on some dialects and are identities elsewhere.
+
+    Where they are identities no processor is returned at all, so SQLAlchemy does not
+    call into Python for every value of every row read or written.
+    """
+
+    converting_dialects: tuple[str, ...] = ()
+
+    def bind_processor(self, dialect: Dialect) -> Any:
+        if dialect.name in self.converting_dialects:
+            return super().bind_processor(dialect)
+        return None
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        if dialect.name in self.converting_dialects:
+            return super().result_processor(dialect, coltype)
+        return None
+
+
+class Utf8Text(_OnlyFor):
     """Any Python ``str`` that encodes to UTF-8, NUL and 4-byte characters included.
 
     PostgreSQL ``text`` cannot hold NUL, so there the UTF-8 bytes go into ``bytea``;
@@ -52,6 +75,7 @@ class Utf8Text(TypeDecorator[str]):
 
     impl = Text
     cache_ok = True
+    converting_dialects = ("postgresql",)
 
     def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
         if dialect.name == "postgresql":
@@ -72,7 +96,7 @@ class Utf8Text(TypeDecorator[str]):
         return value  # type: ignore[no-any-return]
 
 
-class Key(TypeDecorator[str]):
+class Key(_OnlyFor):
     """A string key of up to 255 characters compared exactly (case, trailing spaces).
 
     MySQL/MariaDB collations ignore trailing spaces (PAD SPACE) even when binary, so
@@ -81,6 +105,7 @@ class Key(TypeDecorator[str]):
 
     impl = String(255)
     cache_ok = True
+    converting_dialects = _MYSQL
 
     def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
         if dialect.name in ("mysql", "mariadb"):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from sqlmemory.types import DocumentBlock, ImageBlock, Message, Role, TextBlock, ThinkingBlock
 
@@ -38,9 +38,11 @@ UNKNOWN_IMAGE_TOKENS = 2500
 TOKENS_PER_MESSAGE = 4
 
 
-@dataclass(frozen=True)
-class Entry:
-    """What a storage knows of a stored message without reading its content."""
+class Entry(NamedTuple):
+    """What a storage knows of a stored message without reading its content.
+
+    A named tuple rather than a dataclass: storages build one per row they page through.
+    """
 
     role: Role
     tool_call_id: str | None
