@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import unicodedata
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,6 +69,10 @@ def _check_id(value: object, what: str) -> str:
     text = _check_str(value, what, allow_empty=False)
     if len(text) > MAX_ID_LENGTH:
         raise InvalidMessageError(f"{what} is longer than {MAX_ID_LENGTH} characters")
+    # Ids are keys: PostgreSQL cannot store NUL in them, and no provider issues ids with
+    # control characters, so they are refused like in session ids.
+    if any(unicodedata.category(ch) == "Cc" for ch in text):
+        raise InvalidMessageError(f"{what} holds a control character")
     return text
 
 
@@ -340,7 +345,7 @@ class Message:
         try:
             role = Role(self.role)
         except ValueError:
-            raise InvalidMessageError(f"unknown role {self.role!r}") from None
+            raise InvalidMessageError(f"Message.role: unknown role {self.role!r}") from None
         object.__setattr__(self, "role", role)
         content = _to_blocks(self.content, "Message.content")
         object.__setattr__(self, "content", content)

@@ -302,8 +302,10 @@ def session_ids(conn: Connection, prefix: str | None) -> list[str]:
     query = select(S.c.session_id)
     if prefix:
         query = query.where(S.c.session_id.startswith(prefix, autoescape=True))
-    # Sorted here: database collations disagree on order; Python's is by code point.
-    return sorted(conn.scalars(query))
+    # Filtered and sorted again here: SQLite's LIKE ignores ASCII case, and database
+    # collations disagree on order; Python compares code points.
+    found = conn.scalars(query)
+    return sorted(sid for sid in found if not prefix or sid.startswith(prefix))
 
 
 def _messages(conn: Connection, sid: str, rows: Sequence[RowMapping]) -> list[Message]:
