@@ -74,6 +74,12 @@ MESSAGE_COLUMNS = (
 )
 DEFAULT_PAGE = 64
 
+# Statements are immutable values; building them once saves their construction and
+# cache-key work on every call.
+INSERT_MESSAGE = insert(M)
+INSERT_BLOCK = insert(B)
+INSERT_BLOB = insert(BL)
+
 
 @functools.cache
 def _lock_statements(dialect: str) -> tuple[Executable, Executable | None]:
@@ -163,7 +169,7 @@ def _write(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: d
             if sha not in stored
         ]
         if missing:
-            conn.execute(insert(BL), missing)
+            conn.execute(INSERT_BLOB, missing)
     message_rows: list[dict[str, Any]] = []
     block_rows: list[dict[str, Any]] = []
     for offset, e in enumerate(encoded):
@@ -172,9 +178,9 @@ def _write(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: d
         message_rows.append({**e.row, "session_id": sid, "seq": seq, "recorded_at": recorded})
         for position, block in enumerate(e.blocks):
             block_rows.append({**block, "session_id": sid, "seq": seq, "position": position})
-    conn.execute(insert(M), message_rows)
+    conn.execute(INSERT_MESSAGE, message_rows)
     if block_rows:
-        conn.execute(insert(B), block_rows)
+        conn.execute(INSERT_BLOCK, block_rows)
 
 
 def append_fresh(
