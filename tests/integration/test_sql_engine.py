@@ -1,0 +1,75 @@
+"""Storage construction: engines it owns or borrows, and databases not at head."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.pool import QueuePool
+
+from sqlmemory import (
+    Message,
+    SqlStorage,
+)
+
+SID = "api"
+
+
+def test_from_url_owns_and_disposes_its_engine(engine: sa.Engine, db_url: str) -> None:
+    with SqlStorage.from_url(db_url) as owned:
+        assert isinstance(owned.engine, sa.Engine)
+        assert owned.engine.url.render_as_string(hide_password=False) == db_url
+        owned.append(SID, Message.user("via from_url", id="u"))
+        assert [m.id for m in owned.load(SID)] == ["u"]
+        pool = owned.engine.pool
+        assert isinstance(pool, QueuePool)
+        assert pool.checkedin() >= 1
+    assert owned.engine.pool is not pool  # disposed: the pool was replaced
+    assert pool.checkedin() == 0
+    owned.close()  # closing twice is harmless
+    reader = SqlStorage(engine)
+    assert [m.text_content() for m in reader.load(SID)] == ["via from_url"]
+
+
+def test_close_leaves_an_engine_it_was_given_alone(engine: sa.Engine) -> None:
+    storage = SqlStorage(engine)
+    assert storage.engine is engine
+    storage.count(SID)
+    pool = engine.pool
+    storage.close()
+    with storage:
+        pass
+    assert engine.pool is pool
+    assert SqlStorage(engine).count(SID) == 0
+
+
+def test_storage_on_a_database_without_the_schema_names_the_command(tmp_path: object) -> None:
+    from sqlmemory import SchemaError, StorageError
+
+    url = f"sqlite:///{tmp_path}/empty.db"
+    with SqlStorage.from_url(url) as storage:
+        for call in (
+            lambda: storage.append(SID, Message.user("hi")),
+            lambda: storage.load(SID),
+            lambda: storage.count(SID),
+            lambda: storage.sessions(),
+        ):
+            with pytest.raises(SchemaError, match="sqlmemory migrate") as caught:
+                call()
+            assert isinstance(caught.value, StorageError)
+        with storage.engine.connect() as conn:
+            assert sa.inspect(conn).get_table_names() == []  # nothing was created
+
+
+def test_storage_on_a_database_at_an_unknown_revision_raises(tmp_path: object) -> None:
+    from sqlmemory import SchemaError
+    from sqlmemory.migrate import upgrade
+
+    url = f"sqlite:///{tmp_path}/moved.db"
+    upgrade(url)
+    with SqlStorage.from_url(url) as storage:
+        storage.append(SID, Message.user("at head"))
+        with storage.engine.begin() as conn:
+            conn.execute(sa.text("UPDATE sqlmemory_alembic_version SET version_num = 'ffff0000'"))
+    # The database is newer than the package: the message says what to upgrade.
+    with SqlStorage.from_url(url) as storage, pytest.raises(SchemaError, match="ffff0000"):
+        storage.load(SID)
