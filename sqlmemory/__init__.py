@@ -1,5 +1,9 @@
 """sqlmemory: short-term conversation memory for LLM agents, persisted in SQL."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from sqlmemory.errors import (
     BlobTooLargeError,
     DuplicateMessageError,
@@ -21,7 +25,6 @@ from sqlmemory.policy import (
 )
 from sqlmemory.storage import (
     AsyncSessionView,
-    AsyncSqlStorage,
     AsyncStorage,
     InMemoryStorage,
     SessionView,
@@ -38,6 +41,9 @@ from sqlmemory.types import (
     ThinkingBlock,
     ToolCall,
 )
+
+if TYPE_CHECKING:
+    from sqlmemory.storage.aio import AsyncSqlStorage
 
 __version__ = "0.1.0"
 
@@ -75,3 +81,12 @@ __all__ = [
     "estimate_tokens",
     "groups",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # AsyncSqlStorage is loaded on first use: SQLAlchemy's asyncio support needs greenlet.
+    if name == "AsyncSqlStorage":
+        from sqlmemory.storage.aio import AsyncSqlStorage
+
+        return AsyncSqlStorage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

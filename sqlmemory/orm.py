@@ -150,4 +150,7 @@ class BlockRow(Base):
     media_type: Mapped[str | None] = mapped_column(String(100))
     url: Mapped[str | None] = mapped_column(Utf8Text)
     title: Mapped[str | None] = mapped_column(Utf8Text)
+    width: Mapped[int | None] = mapped_column(Integer)
+    """An image's width: from its header, or as the caller gave it for a URL image."""
+    height: Mapped[int | None] = mapped_column(Integer)
     blob_sha256: Mapped[str | None] = mapped_column(String(64))

@@ -111,6 +111,8 @@ def upgrade() -> None:
         sa.Column("media_type", sa.String(length=100), nullable=True),
         sa.Column("url", sqlmemory._sqltypes.Utf8Text(), nullable=True),
         sa.Column("title", sqlmemory._sqltypes.Utf8Text(), nullable=True),
+        sa.Column("width", sa.Integer(), nullable=True),
+        sa.Column("height", sa.Integer(), nullable=True),
         sa.Column("blob_sha256", sa.String(length=64), nullable=True),
         sa.ForeignKeyConstraint(
             ["session_id", "blob_sha256"],

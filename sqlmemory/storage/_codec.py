@@ -38,6 +38,7 @@ __all__ = [
     "digest_of",
     "encode_message",
     "entry_of",
+    "time_is_stored",
 ]
 
 
@@ -73,6 +74,8 @@ def _block_row(block: Block, blobs: list[BlobData]) -> dict[str, Any]:
         "media_type": None,
         "url": None,
         "title": None,
+        "width": None,
+        "height": None,
         "blob_sha256": None,
     }
     if isinstance(block, TextBlock):
@@ -81,6 +84,7 @@ def _block_row(block: Block, blobs: list[BlobData]) -> dict[str, Any]:
         row["text"], row["signature"] = block.thinking, block.signature
     elif isinstance(block, ImageBlock):
         row["media_type"], row["url"] = block.media_type, block.url
+        row["width"], row["height"] = block.width, block.height
         if block.data is not None:
             sha = hashlib.sha256(block.data).hexdigest()
             row["blob_sha256"] = sha
@@ -97,6 +101,13 @@ def _block_row(block: Block, blobs: list[BlobData]) -> dict[str, Any]:
 # read from a database carry the stored digest, so re-saving a loaded history that grew
 # hashes only the new messages.
 _DIGEST = "_sqlmemory_digest"
+# Marks messages built from stored rows: their recorded_at is the stored one.
+_LOADED = "_sqlmemory_loaded"
+
+
+def time_is_stored(message: Message) -> bool:
+    """Whether ``message.recorded_at`` is known to equal the stored one (or is unset)."""
+    return message.recorded_at is None or bool(message.__dict__.get(_LOADED))
 
 
 def digest_of(message: Message) -> str:
@@ -171,15 +182,16 @@ def decode_block(row: Mapping[Any, Any], blobs: Mapping[str, tuple[bytes, Any, A
         )
     sha = row["blob_sha256"]
     if kind == "image":
-        if sha is None:
-            return _new(  # type: ignore[no-any-return]
-                ImageBlock, data=None, media_type=row["media_type"], url=row["url"],
-                width=None, height=None,
-            )
-        data, width, height = blobs[sha]
+        data, width, height = blobs[sha] if sha is not None else (None, None, None)
         return _new(  # type: ignore[no-any-return]
-            ImageBlock, data=data, media_type=row["media_type"], url=None,
-            width=width, height=height,
+            ImageBlock,
+            data=data,
+            media_type=row["media_type"],
+            url=row["url"],
+            # The block's own size first: a URL image's is the caller's, and bytes stored
+            # first as a document have no size in their blob row.
+            width=row["width"] if row["width"] is not None else width,
+            height=row["height"] if row["height"] is not None else height,
         )
     return _new(  # type: ignore[no-any-return]
         DocumentBlock, data=blobs[sha][0], media_type=row["media_type"], title=row["title"]
@@ -208,7 +220,7 @@ def decode_message(row: Mapping[Any, Any], blocks: Sequence[Block]) -> Message:
         metadata=freeze_json(json.loads(metadata), "") if metadata else EMPTY,
         id=row["message_id"],
         recorded_at=row["recorded_at"],
-        **{_DIGEST: row["digest"]},
+        **{_DIGEST: row["digest"], _LOADED: True},
     )
 
 

@@ -38,6 +38,7 @@ from sqlmemory.storage._codec import (
     digest_of,
     encode_message,
     entry_of,
+    time_is_stored,
 )
 from sqlmemory.types import Block, Message, Role
 
@@ -239,22 +240,26 @@ def _sweep_blobs(conn: Connection, sid: str) -> None:
 def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime) -> None:
     """Make the session's history ``messages``, writing only from the first difference.
 
-    Stored messages are compared by id and content digest; the common prefix stays
-    untouched (``recorded_at`` included), so re-saving a history that grew by k messages
-    inserts k messages, and only the messages written are encoded.
+    Stored messages are compared by id, content digest and, where the caller gives one,
+    ``recorded_at``; the common prefix stays untouched, so re-saving a history that grew
+    by k messages inserts k messages, and only the messages written are encoded.
     """
     if not messages:
         clear(conn, sid)
         return
     _lock_session(conn, sid, 0, now)
+    # recorded_at is compared only where the caller gave one that may differ from the
+    # stored time (an import); a loaded history that grew never needs it.
+    times = not all(time_is_stored(m) for m in messages)
+    columns = [M.c.seq, M.c.message_id, M.c.digest, *([M.c.recorded_at] if times else [])]
     stored = conn.execute(
-        select(M.c.seq, M.c.message_id, M.c.digest)
-        .where(M.c.session_id == sid)
-        .order_by(M.c.seq)
+        select(*columns).where(M.c.session_id == sid).order_by(M.c.seq)
     ).all()
     same = 0
-    for (_, message_id, digest), message in zip(stored, messages, strict=False):
-        if message_id != message.id or digest != digest_of(message):
+    for row, message in zip(stored, messages, strict=False):
+        if row[1] != message.id or row[2] != digest_of(message):
+            break
+        if times and message.recorded_at is not None and message.recorded_at != row[3]:
             break
         same += 1
     if same < len(stored):

@@ -15,6 +15,14 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError
+
+try:
+    import greenlet  # noqa: F401 - SQLAlchemy's asyncio layer runs on it
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "AsyncSqlStorage needs greenlet: pip install 'sqlmemory[async]' "
+        "(or the postgres / mysql extra)"
+    ) from exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from sqlmemory.errors import is_transient, translate_db_errors
