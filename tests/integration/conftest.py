@@ -7,17 +7,26 @@ cannot be reached is skipped with the reason, or fails the run when it is listed
 
 ``engine`` gives each test empty ``sqlmemory_*`` tables at the head revision; tests that
 downgrade the schema must bring it back to head before they finish.
+
+``storage`` is also parametrised over ``"sync"`` and ``"async"``: every test written
+against the sync API runs against :class:`~sqlmemory.SqlStorage` and, through
+:class:`BlockingAsyncStorage`, against :class:`~sqlmemory.AsyncSqlStorage` too. Both kinds
+expose ``sync_engine``, the ``Engine`` whose events fire for the storage's statements
+(hook failure injection there). For SQL the test runs itself, use the ``engine`` fixture.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 import sqlalchemy as sa
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from ._backends import (
@@ -33,7 +42,10 @@ from ._backends import (
 )
 
 if TYPE_CHECKING:
-    from sqlmemory import AsyncSqlStorage, SqlStorage
+    from sqlmemory import AsyncSqlStorage, Message, Policy, SessionView, SqlStorage
+
+T = TypeVar("T")
+STORAGE_KINDS = ("sync", "async")
 
 
 @pytest.fixture(scope="session", params=BACKENDS, ids=BACKENDS)
@@ -97,12 +109,112 @@ def engine(migrated_engine: sa.Engine, _sqlmemory_data_tables: list[sa.Table]) -
     return migrated_engine
 
 
-@pytest.fixture
-def storage(engine: sa.Engine) -> SqlStorage:
-    """A ``SqlStorage`` over ``engine``."""
+class BlockingAsyncStorage:
+    """An :class:`~sqlmemory.AsyncSqlStorage` behind the sync storage's method signatures.
+
+    Each call runs the coroutine on ``portal``'s event loop (a background thread) and
+    blocks until it finishes, so a test body written for ``SqlStorage`` drives the async
+    code path unchanged: same arguments, same results, same exceptions. Calls from several
+    threads at once run concurrently on that one loop.
+
+    ``engine`` and ``sync_engine`` are the ``Engine`` inside the async engine: its events
+    fire for the storage's statements, its dialect and pool are the storage's. It cannot
+    open connections from the test's thread; run test SQL through the ``engine`` fixture.
+    """
+
+    def __init__(self, portal: BlockingPortal, async_storage: AsyncSqlStorage) -> None:
+        self.portal = portal
+        self.async_storage = async_storage
+        self.async_engine: AsyncEngine = async_storage.engine
+        self.sync_engine: sa.Engine = self.async_engine.sync_engine
+        self.engine: sa.Engine = self.sync_engine
+
+    def __repr__(self) -> str:
+        return f"BlockingAsyncStorage({self.async_storage!r})"
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything not spelt out below: plain attributes (``max_blob_bytes``) as they are,
+        # coroutine functions made blocking, so that none returns an unawaited coroutine.
+        value = getattr(self.async_storage, name)
+        if inspect.iscoroutinefunction(value):
+            return functools.partial(self._call, value)
+        return value
+
+    def _call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+        return self.portal.call(fn, *args)
+
+    def append(self, session_id: str, *messages: Message) -> None:
+        self._call(self.async_storage.append, session_id, *messages)
+
+    def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
+        return self._call(self.async_storage.load, session_id, policy)
+
+    def save(self, session_id: str, messages: Sequence[Message]) -> None:
+        self._call(self.async_storage.save, session_id, messages)
+
+    def recent(self, session_id: str, n: int) -> list[Message]:
+        return self._call(self.async_storage.recent, session_id, n)
+
+    def evict(self, session_id: str, keep: int) -> int:
+        return self._call(self.async_storage.evict, session_id, keep)
+
+    def clear(self, session_id: str) -> int:
+        return self._call(self.async_storage.clear, session_id)
+
+    def count(self, session_id: str) -> int:
+        return self._call(self.async_storage.count, session_id)
+
+    def sessions(self, prefix: str | None = None) -> list[str]:
+        return self._call(self.async_storage.sessions, prefix)
+
+    def session(self, session_id: str) -> SessionView:
+        """A bound view whose methods block like this adapter's."""
+        from sqlmemory import SessionView
+
+        return SessionView(self, session_id)
+
+
+@functools.cache
+def _sync_storage_class() -> type[SqlStorage]:
     from sqlmemory import SqlStorage
 
-    return SqlStorage(engine)
+    class SyncStorage(SqlStorage):
+        """``SqlStorage`` with the ``sync_engine`` name both storage kinds share."""
+
+        @property
+        def sync_engine(self) -> sa.Engine:
+            return self.engine
+
+    return SyncStorage
+
+
+@pytest.fixture(params=STORAGE_KINDS, ids=STORAGE_KINDS)
+def storage(
+    request: pytest.FixtureRequest, engine: sa.Engine, async_db_url: str
+) -> Iterator[SqlStorage | BlockingAsyncStorage]:
+    """A storage on the clean tables of ``engine``: ``SqlStorage``, or the async one.
+
+    ``"sync"`` is a ``SqlStorage`` over ``engine``. ``"async"`` is a
+    :class:`BlockingAsyncStorage` over an ``AsyncSqlStorage`` whose async engine lives
+    (and is disposed) on a loop of its own in a background thread.
+    """
+    if request.param == "sync":
+        yield _sync_storage_class()(engine)
+        return
+    from sqlmemory import AsyncSqlStorage
+
+    with start_blocking_portal("asyncio", name="sqlmemory-async-storage") as portal:
+        # An async engine's connections belong to the loop that opened them: create,
+        # use and dispose it on the portal's loop only.
+        async_engine = portal.call(_create_async_engine, async_db_url)
+        try:
+            yield BlockingAsyncStorage(portal, AsyncSqlStorage(async_engine))
+        finally:
+            portal.call(async_engine.dispose)
+
+
+async def _create_async_engine(url: str) -> AsyncEngine:
+    return create_async_engine(url)
 
 
 @pytest.fixture
