@@ -55,8 +55,10 @@ def _block_to_dict(block: Block) -> dict[str, Any]:
         out["data"] = base64.b64encode(block.data).decode("ascii")
     else:
         out["url"] = block.url
-    if block.width is not None and block.height is not None:
-        out["width"], out["height"] = block.width, block.height
+    if block.width is not None:
+        out["width"] = block.width
+    if block.height is not None:
+        out["height"] = block.height
     return out
 
 

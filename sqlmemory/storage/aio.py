@@ -105,6 +105,27 @@ class AsyncSqlStorage(SqlStorageBase):
             return await self._attempt(write, fn, *args)
 
     async def _attempt(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` in a transaction, shielded from cancellation until it has ended.
+
+        A cancelled caller still gets ``CancelledError``, but only once the transaction
+        has committed or rolled back and its connection is back in the pool: a
+        transaction abandoned mid-way can keep its connection (and, on SQLite, the
+        database's write lock) until the garbage collector finds it.
+        """
+        task = asyncio.ensure_future(self._attempt_unshielded(write, fn, *args))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            while not task.done():
+                try:
+                    await asyncio.wait({task})
+                except asyncio.CancelledError:
+                    continue
+            if not task.cancelled():
+                task.exception()  # retrieved: the caller asked to cancel, not to know
+            raise
+
+    async def _attempt_unshielded(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` in a transaction, again after a deadlock (it rolled back whole)."""
         for delay in (*RETRY_DELAYS, None):
             try:

@@ -73,6 +73,13 @@ def db_url(backend: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[s
             unavailable(backend, reason, os.environ)
         if backend == "mysql":
             raise_mysql_packet_limit(url)
+        # Tables left by an earlier run may hold an older schema under the same revision
+        # id; every test of this session starts from a database without them.
+        scratch = sa.create_engine(url)
+        try:
+            drop_sqlmemory_tables(scratch)
+        finally:
+            scratch.dispose()
         yield url
 
 
