@@ -84,9 +84,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # AsyncSqlStorage is loaded on first use: SQLAlchemy's asyncio support needs greenlet.
+    # AsyncSqlStorage is loaded on first use, by sqlmemory.storage (it needs greenlet).
     if name == "AsyncSqlStorage":
-        from sqlmemory.storage.aio import AsyncSqlStorage
+        from sqlmemory import storage
 
-        return AsyncSqlStorage
+        return storage.AsyncSqlStorage
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
