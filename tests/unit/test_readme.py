@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+TEXT = README.read_text(encoding="utf-8")
+# Each block padded with the lines above it, so a failure points at the README's own line.
+BLOCKS = [
+    "\n" * TEXT.count("\n", 0, match.start(1)) + match.group(1)
+    for match in re.finditer(r"```python\n(.*?)```", TEXT, re.DOTALL)
+]
 
 
 def test_the_readme_has_python_examples() -> None:
