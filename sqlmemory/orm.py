@@ -59,6 +59,11 @@ class SessionRow(Base):
     last_recorded_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     """The latest ``recorded_at`` stored, so assigned times never go backwards."""
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    history_digest: Mapped[str | None] = mapped_column(String(64))
+    """Hash chain over the (id, digest) of every stored message, as the last ``save`` left
+    them; any other write clears it. Lets a save of a grown history skip reading it."""
+    history_len: Mapped[int | None] = mapped_column(BigInteger)
+    """How many messages ``history_digest`` covers."""
 
     messages: Mapped[list[MessageRow]] = relationship(
         back_populates="session", cascade="all, delete-orphan", order_by="MessageRow.seq",

@@ -41,6 +41,8 @@ def upgrade() -> None:
         sa.Column("next_seq", sa.BigInteger(), nullable=False),
         sa.Column("last_recorded_at", sqlmemory._sqltypes.UTCDateTime(), nullable=True),
         sa.Column("created_at", sqlmemory._sqltypes.UTCDateTime(), nullable=False),
+        sa.Column("history_digest", sa.String(length=64), nullable=True),
+        sa.Column("history_len", sa.BigInteger(), nullable=True),
         sa.PrimaryKeyConstraint("session_id", name=op.f("pk_sqlmemory_sessions")),
         mysql_charset="utf8mb4",
         mysql_collate="utf8mb4_bin",

@@ -38,6 +38,7 @@ __all__ = [
     "digest_of",
     "encode_message",
     "entry_of",
+    "history_digest",
     "time_is_stored",
 ]
 
@@ -108,6 +109,30 @@ _LOADED = "_sqlmemory_loaded"
 def time_is_stored(message: Message) -> bool:
     """Whether ``message.recorded_at`` is known to equal the stored one (or is unset)."""
     return message.recorded_at is None or bool(message.__dict__.get(_LOADED))
+
+
+_CHAIN = "_sqlmemory_chain"
+
+
+def history_digest(messages: Sequence[Message], count: int) -> str:
+    """A hash chain over the ids and content digests of ``messages[:count]``.
+
+    Equal chains mean equal histories (ids, order and content). Each message memoises the
+    link it adds after a given predecessor, so re-hashing a history that grew by k
+    messages hashes k links.
+    """
+    link = ""
+    for message in messages[:count]:
+        memo = message.__dict__.get(_CHAIN)
+        if memo is not None and memo[0] == link:
+            link = memo[1]
+            continue
+        # Ids hold no control characters, so the unit separator cannot be forged.
+        data = f"{link}\x1f{message.id}\x1f{digest_of(message)}".encode()
+        following = hashlib.sha256(data).hexdigest()
+        message.__dict__[_CHAIN] = (link, following)
+        link = following
+    return link
 
 
 def digest_of(message: Message) -> str:

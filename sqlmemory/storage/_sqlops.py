@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from sqlalchemy import (
     Connection,
@@ -24,6 +24,7 @@ from sqlalchemy import (
     func,
     insert,
     select,
+    update,
 )
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 from sqlalchemy.engine import RowMapping
@@ -38,6 +39,7 @@ from sqlmemory.storage._codec import (
     digest_of,
     encode_message,
     entry_of,
+    history_digest,
     time_is_stored,
 )
 from sqlmemory.types import Block, Message, Role
@@ -82,11 +84,24 @@ INSERT_BLOCK = insert(B)
 INSERT_BLOB = insert(BL)
 
 
+class Lock(NamedTuple):
+    """What taking a session's lock tells the writer."""
+
+    first_seq: int
+    """The first of the seqs allocated to this writer."""
+    stamp: datetime
+    """The ``recorded_at`` for new messages: never before any time stored earlier."""
+    history_digest: str | None
+    """The chain over the stored history as the last save left it, if still valid."""
+    history_len: int | None
+
+
 @functools.cache
-def _lock_statements(dialect: str) -> tuple[Executable, Executable | None]:
+def _lock_statements(dialect: str, forget: bool) -> tuple[Executable, Executable | None]:
     """The session upsert of ``dialect`` (and, where it cannot RETURN, the read after it).
 
-    Built once: constructing SQLAlchemy statements costs more than sending them.
+    ``forget`` clears the history digest, for writes other than ``save``. Built once:
+    constructing SQLAlchemy statements costs more than sending them.
     """
     values: dict[str, Any] = {
         "session_id": bindparam("sid"),
@@ -94,6 +109,8 @@ def _lock_statements(dialect: str) -> tuple[Executable, Executable | None]:
         "last_recorded_at": bindparam("bump"),
         "created_at": bindparam("bump"),
     }
+    cleared: dict[str, Any] = {"history_digest": None, "history_len": None} if forget else {}
+    returned = (S.c.next_seq, S.c.last_recorded_at, S.c.history_digest, S.c.history_len)
     if dialect in ("mysql", "mariadb"):
         my = mysql.insert(S).values(values)
         upsert = my.on_duplicate_key_update(
@@ -102,8 +119,9 @@ def _lock_statements(dialect: str) -> tuple[Executable, Executable | None]:
                 (S.c.last_recorded_at > my.inserted.last_recorded_at, S.c.last_recorded_at),
                 else_=my.inserted.last_recorded_at,
             ),
+            **cleared,
         )
-        read = select(S.c.next_seq, S.c.last_recorded_at).where(S.c.session_id == bindparam("sid"))
+        read = select(*returned).where(S.c.session_id == bindparam("sid"))
         return upsert, read
     ins = (postgresql.insert if dialect == "postgresql" else sqlite.insert)(S).values(values)
     upsert_returning = ins.on_conflict_do_update(
@@ -114,24 +132,33 @@ def _lock_statements(dialect: str) -> tuple[Executable, Executable | None]:
                 (S.c.last_recorded_at > ins.excluded.last_recorded_at, S.c.last_recorded_at),
                 else_=ins.excluded.last_recorded_at,
             ),
+            **cleared,
         },
-    ).returning(S.c.next_seq, S.c.last_recorded_at)
+    ).returning(*returned)
     return upsert_returning, None
 
 
-def _lock_session(conn: Connection, sid: str, k: int, bump: datetime) -> tuple[int, datetime]:
+def _lock_session(
+    conn: Connection, sid: str, k: int, bump: datetime, *, forget: bool = True
+) -> Lock:
     """Take the session's lock, creating its row if needed, and allocate ``k`` seqs.
 
     The upsert takes the row lock in the same statement on every backend, so concurrent
     writers of one session queue here while writers of other sessions never meet.
-    Returns the first allocated seq and the ``recorded_at`` to give new messages, which
-    is never earlier than any time stored in the session before.
     """
-    upsert, read = _lock_statements(conn.dialect.name)
+    upsert, read = _lock_statements(conn.dialect.name, forget)
     params = {"sid": sid, "k": k, "bump": bump}
     result = conn.execute(upsert, params)
     row = (conn.execute(read, params) if read is not None else result).one()
-    return int(row[0]) - k, row[1]
+    return Lock(int(row[0]) - k, row[1], row[2], row[3])
+
+
+def _remember_history(conn: Connection, sid: str, digest: str | None, length: int | None) -> None:
+    conn.execute(
+        update(S)
+        .where(S.c.session_id == sid)
+        .values(history_digest=digest, history_len=length)
+    )
 
 
 def _lock_existing(conn: Connection, sid: str) -> bool:
@@ -149,7 +176,7 @@ def _bump(encoded: Sequence[EncodedMessage], now: datetime) -> datetime:
 
 def _write(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime) -> None:
     """Allocate seqs for ``encoded`` and insert their rows, blobs first (once each)."""
-    first, stamp = _lock_session(conn, sid, len(encoded), _bump(encoded, now))
+    first, stamp, _, _ = _lock_session(conn, sid, len(encoded), _bump(encoded, now))
     blobs = {b.sha256: b for e in encoded for b in e.blobs}
     if blobs:
         stored = set(
@@ -242,15 +269,28 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
 
     Stored messages are compared by id, content digest and, where the caller gives one,
     ``recorded_at``; the common prefix stays untouched, so re-saving a history that grew
-    by k messages inserts k messages, and only the messages written are encoded.
+    by k messages inserts k messages, and only the messages written are encoded. When
+    the session was last written by ``save``, the comparison is one hash chain checked
+    against the session row, and the stored history is not read at all.
     """
     if not messages:
         clear(conn, sid)
         return
-    _lock_session(conn, sid, 0, now)
+    lock = _lock_session(conn, sid, 0, now, forget=False)
     # recorded_at is compared only where the caller gave one that may differ from the
     # stored time (an import); a loaded history that grew never needs it.
     times = not all(time_is_stored(m) for m in messages)
+    known = lock.history_len
+    if (
+        not times
+        and known is not None
+        and known <= len(messages)
+        and lock.history_digest == history_digest(messages, known)
+    ):
+        if known < len(messages):
+            _write(conn, sid, [encode_message(m) for m in messages[known:]], now)
+            _remember_history(conn, sid, history_digest(messages, len(messages)), len(messages))
+        return
     columns = [M.c.seq, M.c.message_id, M.c.digest, *([M.c.recorded_at] if times else [])]
     stored = conn.execute(
         select(*columns).where(M.c.session_id == sid).order_by(M.c.seq)
@@ -268,6 +308,7 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
         _write(conn, sid, [encode_message(m) for m in messages[same:]], now)
     if same < len(stored):
         _sweep_blobs(conn, sid)
+    _remember_history(conn, sid, history_digest(messages, len(messages)), len(messages))
 
 
 def evict(conn: Connection, sid: str, keep: int) -> int:
@@ -293,6 +334,7 @@ def evict(conn: Connection, sid: str, keep: int) -> int:
         return clear(conn, sid)
     deleted = conn.execute(delete(M).where(M.c.session_id == sid, M.c.seq < start)).rowcount
     _sweep_blobs(conn, sid)
+    _remember_history(conn, sid, None, None)
     return int(deleted)
 
 

@@ -167,6 +167,8 @@ def test_resave_of_a_grown_history_writes_only_the_new_messages(storage: Any) ->
     assert rec.inserted("sqlmemory_messages") == 2
     assert rec.inserted("sqlmemory_blobs") == 0, "unchanged blobs are never rewritten"
     assert not rec.touching("sqlmemory_messages", "DELETE")
+    # The session row's hash chain vouches for the stored prefix: it is not read back.
+    assert not rec.touching("sqlmemory_messages", "SELECT")
     assert storage.load("agent") == [*stored, *storage.load("agent")[-2:]]
     assert [m.id for m in storage.load("agent")] == [m.id for m in grown]
 
@@ -181,6 +183,27 @@ def test_resave_from_a_changed_message_rewrites_from_there(storage: Any) -> None
     assert [m.text_content() for m in storage.load("edit")] == [
         m.text_content() for m in edited
     ]
+
+
+@pytest.mark.parametrize("between", ["append", "evict", "edit", "none"])
+def test_resave_after_other_writes_still_stores_exactly_the_given_history(
+    storage: Any, between: str
+) -> None:
+    history = [Message.user(f"m{i}") for i in range(8)]
+    storage.save("mixed", history)
+    target = [*history, Message.assistant("next")]
+    if between == "append":
+        storage.append("mixed", Message.user("appended outside the saved history"))
+    elif between == "evict":
+        assert storage.evict("mixed", 5) == 3
+    elif between == "edit":
+        target[3] = Message.user("edited in the middle", id=history[3].id)
+    storage.save("mixed", target)
+    assert [(m.id, m.text_content()) for m in storage.load("mixed")] == [
+        (m.id, m.text_content()) for m in target
+    ]
+    storage.save("mixed", target[:4])  # shrinking is a difference at the end
+    assert [m.id for m in storage.load("mixed")] == [m.id for m in target[:4]]
 
 
 # -- equivalence: a windowed read equals the policy applied to the whole history ----------
