@@ -42,6 +42,20 @@ class UTCDateTime(TypeDecorator[datetime]):
             return value.replace(tzinfo=timezone.utc)
         return value.astimezone(timezone.utc)
 
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        if dialect.name != "sqlite":
+            return super().result_processor(dialect, coltype)
+        # SQLite hands back SQLAlchemy's text form ("YYYY-MM-DD HH:MM:SS.ffffff"), which
+        # datetime.fromisoformat parses in C; SQLAlchemy's generic parser, then the zone,
+        # cost several times more per row, and full reads parse one per message.
+        parse = datetime.fromisoformat
+        utc = timezone.utc
+
+        def process(value: str | None) -> datetime | None:
+            return None if value is None else parse(value).replace(tzinfo=utc)
+
+        return process
+
 
 _MYSQL = ("mysql", "mariadb")
 
