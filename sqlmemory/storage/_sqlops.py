@@ -97,10 +97,12 @@ class Lock(NamedTuple):
 
 
 @functools.cache
-def _lock_statements(dialect: str, forget: bool) -> tuple[Executable, Executable | None]:
+def _lock_statements(dialect: str, history: str) -> tuple[Executable, Executable | None]:
     """The session upsert of ``dialect`` (and, where it cannot RETURN, the read after it).
 
-    ``forget`` clears the history digest, for writes other than ``save``. Built once:
+    ``history`` says what becomes of the session's history digest: ``"keep"`` it,
+    ``"forget"`` it (writes other than ``save``) or ``"set"`` it to the ``hd``/``hl``
+    parameters (``save``, which knows the history it leaves). Built once:
     constructing SQLAlchemy statements costs more than sending them.
     """
     values: dict[str, Any] = {
@@ -109,7 +111,12 @@ def _lock_statements(dialect: str, forget: bool) -> tuple[Executable, Executable
         "last_recorded_at": bindparam("bump"),
         "created_at": bindparam("bump"),
     }
-    cleared: dict[str, Any] = {"history_digest": None, "history_len": None} if forget else {}
+    modes: dict[str, dict[str, Any]] = {
+        "keep": {},
+        "forget": {"history_digest": None, "history_len": None},
+        "set": {"history_digest": bindparam("hd"), "history_len": bindparam("hl")},
+    }
+    cleared = modes[history]
     returned = (S.c.next_seq, S.c.last_recorded_at, S.c.history_digest, S.c.history_len)
     if dialect in ("mysql", "mariadb"):
         my = mysql.insert(S).values(values)
@@ -139,21 +146,32 @@ def _lock_statements(dialect: str, forget: bool) -> tuple[Executable, Executable
 
 
 def _lock_session(
-    conn: Connection, sid: str, k: int, bump: datetime, *, forget: bool = True
+    conn: Connection,
+    sid: str,
+    k: int,
+    bump: datetime,
+    *,
+    history: tuple[str, int] | None = None,
+    keep_history: bool = False,
 ) -> Lock:
     """Take the session's lock, creating its row if needed, and allocate ``k`` seqs.
 
     The upsert takes the row lock in the same statement on every backend, so concurrent
-    writers of one session queue here while writers of other sessions never meet.
+    writers of one session queue here while writers of other sessions never meet. The
+    session's history digest is cleared, kept (``keep_history``) or set to ``history``.
     """
-    upsert, read = _lock_statements(conn.dialect.name, forget)
-    params = {"sid": sid, "k": k, "bump": bump}
+    mode = "keep" if keep_history else "set" if history is not None else "forget"
+    upsert, read = _lock_statements(conn.dialect.name, mode)
+    params: dict[str, Any] = {"sid": sid, "k": k, "bump": bump}
+    if history is not None:
+        params["hd"], params["hl"] = history
     result = conn.execute(upsert, params)
     row = (conn.execute(read, params) if read is not None else result).one()
     return Lock(int(row[0]) - k, row[1], row[2], row[3])
 
 
 def _remember_history(conn: Connection, sid: str, digest: str | None, length: int | None) -> None:
+    """Set (or with ``None``, clear) the session's history digest."""
     conn.execute(
         update(S)
         .where(S.c.session_id == sid)
@@ -174,9 +192,20 @@ def _bump(encoded: Sequence[EncodedMessage], now: datetime) -> datetime:
     return max([now, *supplied])
 
 
-def _write(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime) -> None:
-    """Allocate seqs for ``encoded`` and insert their rows, blobs first (once each)."""
-    first, stamp, _, _ = _lock_session(conn, sid, len(encoded), _bump(encoded, now))
+def _write(
+    conn: Connection,
+    sid: str,
+    encoded: Sequence[EncodedMessage],
+    now: datetime,
+    history: tuple[str, int] | None = None,
+) -> None:
+    """Allocate seqs for ``encoded`` and insert their rows, blobs first (once each).
+
+    ``history`` is the digest and length of the session's history after the write, when
+    the writer (``save``) knows it; otherwise the digest is cleared.
+    """
+    lock = _lock_session(conn, sid, len(encoded), _bump(encoded, now), history=history)
+    first, stamp = lock.first_seq, lock.stamp
     blobs = {b.sha256: b for e in encoded for b in e.blobs}
     if blobs:
         stored = set(
@@ -276,10 +305,11 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
     if not messages:
         clear(conn, sid)
         return
-    lock = _lock_session(conn, sid, 0, now, forget=False)
+    lock = _lock_session(conn, sid, 0, now, keep_history=True)
     # recorded_at is compared only where the caller gave one that may differ from the
     # stored time (an import); a loaded history that grew never needs it.
     times = not all(time_is_stored(m) for m in messages)
+    after = (history_digest(messages, len(messages)), len(messages))
     known = lock.history_len
     if (
         not times
@@ -288,8 +318,7 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
         and lock.history_digest == history_digest(messages, known)
     ):
         if known < len(messages):
-            _write(conn, sid, [encode_message(m) for m in messages[known:]], now)
-            _remember_history(conn, sid, history_digest(messages, len(messages)), len(messages))
+            _write(conn, sid, [encode_message(m) for m in messages[known:]], now, after)
         return
     columns = [M.c.seq, M.c.message_id, M.c.digest, *([M.c.recorded_at] if times else [])]
     stored = conn.execute(
@@ -305,10 +334,11 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
     if same < len(stored):
         conn.execute(delete(M).where(M.c.session_id == sid, M.c.seq >= stored[same][0]))
     if same < len(messages):
-        _write(conn, sid, [encode_message(m) for m in messages[same:]], now)
+        _write(conn, sid, [encode_message(m) for m in messages[same:]], now, after)
+    else:
+        _remember_history(conn, sid, *after)
     if same < len(stored):
         _sweep_blobs(conn, sid)
-    _remember_history(conn, sid, history_digest(messages, len(messages)), len(messages))
 
 
 def evict(conn: Connection, sid: str, keep: int) -> int:
