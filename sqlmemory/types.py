@@ -7,9 +7,6 @@ message a caller holds can never alter what a storage keeps, nor the reverse.
 
 from __future__ import annotations
 
-import io
-import json
-import math
 import unicodedata
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -19,6 +16,8 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Any, ClassVar, Literal, Union
 
+from sqlmemory._images import image_magic_matches, image_size
+from sqlmemory._values import check_str, dump_json, freeze_json
 from sqlmemory.errors import InvalidMessageError
 
 __all__ = [
@@ -52,21 +51,8 @@ class Role(str, Enum):
         return self.value
 
 
-def _check_str(value: object, what: str, *, allow_empty: bool = True) -> str:
-    """Return ``value`` if it is a ``str`` that encodes to UTF-8, else raise."""
-    if not isinstance(value, str):
-        raise InvalidMessageError(f"{what} must be a str, not {type(value).__name__}")
-    if not allow_empty and not value:
-        raise InvalidMessageError(f"{what} must not be empty")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidMessageError(f"{what} holds a lone surrogate at index {exc.start}") from None
-    return value
-
-
 def _check_id(value: object, what: str) -> str:
-    text = _check_str(value, what, allow_empty=False)
+    text = check_str(value, what, allow_empty=False)
     if len(text) > MAX_ID_LENGTH:
         raise InvalidMessageError(f"{what} is longer than {MAX_ID_LENGTH} characters")
     # Ids are keys: PostgreSQL cannot store NUL in them, and no provider issues ids with
@@ -84,86 +70,6 @@ def _check_bytes(value: object, what: str) -> bytes:
     return value
 
 
-def freeze_json(value: Any, what: str) -> Any:
-    """Deep-copy a JSON-serialisable value into immutable containers, keeping key order.
-
-    Mappings become read-only mappings and sequences become tuples. NaN, Infinity,
-    non-string keys and values JSON cannot represent raise :class:`InvalidMessageError`.
-    """
-    if value is None or isinstance(value, (bool, int)):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidMessageError(f"{what} holds {value!r}, which JSON cannot represent")
-        return value
-    if isinstance(value, str):
-        return _check_str(value, what)
-    if isinstance(value, Mapping):
-        frozen: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise InvalidMessageError(f"{what} has a non-string key {key!r}")
-            _check_str(key, f"{what} key")
-            frozen[key] = freeze_json(item, f"{what}[{key!r}]")
-        return MappingProxyType(frozen)
-    if isinstance(value, (list, tuple)):
-        return tuple(freeze_json(item, f"{what}[{i}]") for i, item in enumerate(value))
-    raise InvalidMessageError(f"{what} holds a {type(value).__name__}, which is not JSON")
-
-
-def thaw_json(value: Any) -> Any:
-    """The mutable (``dict``/``list``) copy of a value made by :func:`freeze_json`."""
-    if isinstance(value, Mapping):
-        return {key: thaw_json(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return [thaw_json(item) for item in value]
-    return value
-
-
-def dump_json(value: Any) -> str:
-    """Compact JSON text of a frozen value, keys in their original order."""
-    return json.dumps(thaw_json(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-
-
-def _image_magic_matches(data: bytes, media_type: str) -> bool:
-    if media_type == "image/jpeg":
-        return data.startswith(b"\xff\xd8\xff")
-    if media_type == "image/png":
-        return data.startswith(b"\x89PNG\r\n\x1a\n")
-    if media_type == "image/gif":
-        return data.startswith((b"GIF87a", b"GIF89a"))
-    return data[:4] == b"RIFF" and data[8:12] == b"WEBP"
-
-
-def image_size(data: bytes, media_type: str) -> tuple[int, int] | None:
-    """Width and height read from an image's header, or ``None`` when it cannot be read.
-
-    The format's Pillow plugin is instantiated directly rather than through
-    ``Image.open``: that parses the header only (no pixel is decoded), and skips the
-    decompression-bomb check, which would refuse a header that merely *claims* a huge
-    size although nothing here ever allocates those pixels.
-    """
-    from PIL import GifImagePlugin, JpegImagePlugin, PngImagePlugin, WebPImagePlugin
-
-    plugins: dict[str, Any] = {
-        "image/jpeg": JpegImagePlugin.JpegImageFile,
-        "image/png": PngImagePlugin.PngImageFile,
-        "image/gif": GifImagePlugin.GifImageFile,
-        "image/webp": WebPImagePlugin.WebPImageFile,
-    }
-    plugin = plugins.get(media_type)
-    if plugin is None:
-        return None
-    try:
-        with plugin(io.BytesIO(data)) as image:
-            width, height = image.size
-    except Exception:  # any unreadable header means "size unknown"
-        return None
-    if width <= 0 or height <= 0:
-        return None
-    return int(width), int(height)
-
-
 @dataclass(frozen=True)
 class TextBlock:
     """Plain text."""
@@ -173,7 +79,7 @@ class TextBlock:
     kind: ClassVar[Literal["text"]] = "text"
 
     def __post_init__(self) -> None:
-        _check_str(self.text, "TextBlock.text")
+        check_str(self.text, "TextBlock.text")
 
 
 @dataclass(frozen=True)
@@ -207,13 +113,13 @@ class ImageBlock:
             ):
                 raise InvalidMessageError(f"ImageBlock.{name} must be a positive int")
         if self.url is not None:
-            _check_str(self.url, "ImageBlock.url", allow_empty=False)
+            check_str(self.url, "ImageBlock.url", allow_empty=False)
             return
         data = _check_bytes(self.data, "ImageBlock.data")
         object.__setattr__(self, "data", data)
         if not data:
             raise InvalidMessageError("ImageBlock.data is empty")
-        if not _image_magic_matches(data, self.media_type):
+        if not image_magic_matches(data, self.media_type):
             raise InvalidMessageError(
                 f"ImageBlock.data does not start like {self.media_type} (magic bytes differ)"
             )
@@ -247,7 +153,7 @@ class DocumentBlock:
             raise InvalidMessageError("DocumentBlock.data is empty")
         object.__setattr__(self, "data", data)
         if self.title is not None:
-            _check_str(self.title, "DocumentBlock.title")
+            check_str(self.title, "DocumentBlock.title")
 
 
 @dataclass(frozen=True)
@@ -261,9 +167,9 @@ class ThinkingBlock:
     kind: ClassVar[Literal["thinking"]] = "thinking"
 
     def __post_init__(self) -> None:
-        _check_str(self.thinking, "ThinkingBlock.thinking")
+        check_str(self.thinking, "ThinkingBlock.thinking")
         if self.signature is not None:
-            _check_str(self.signature, "ThinkingBlock.signature")
+            check_str(self.signature, "ThinkingBlock.signature")
 
 
 Block = Union[TextBlock, ImageBlock, DocumentBlock, ThinkingBlock]  # noqa: UP007 - runtime alias on 3.10
@@ -283,7 +189,7 @@ class ToolCall:
 
     def __post_init__(self) -> None:
         _check_id(self.id, "ToolCall.id")
-        _check_str(self.name, "ToolCall.name", allow_empty=False)
+        check_str(self.name, "ToolCall.name", allow_empty=False)
         if not isinstance(self.arguments, Mapping):
             raise InvalidMessageError("ToolCall.arguments must be a mapping")
         object.__setattr__(self, "arguments", freeze_json(self.arguments, "ToolCall.arguments"))

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from sqlmemory._values import thaw_json
 from sqlmemory.errors import InvalidMessageError
 from sqlmemory.types import (
     Block,
@@ -24,7 +25,6 @@ from sqlmemory.types import (
     TextBlock,
     ThinkingBlock,
     ToolCall,
-    thaw_json,
 )
 
 __all__ = [

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from sqlmemory._values import dump_json, freeze_json
 from sqlmemory.policy import Entry, estimate_tokens
 from sqlmemory.types import (
     Block,
@@ -23,8 +24,6 @@ from sqlmemory.types import (
     TextBlock,
     ThinkingBlock,
     ToolCall,
-    dump_json,
-    freeze_json,
 )
 
 # Role(value) goes through Enum.__call__; a dict lookup is several times cheaper per row.

@@ -1,0 +1,127 @@
+"""Every statement that reads, as plain functions over a Connection (see ``_sqlops``)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Connection, Executable, Integer, bindparam, func, select
+from sqlalchemy.engine import RowMapping
+
+from sqlmemory.policy import TailPolicy
+from sqlmemory.storage._codec import decode_block, decode_message, entry_of
+from sqlmemory.storage._tables import BL, DEFAULT_PAGE, MESSAGE_COLUMNS, B, M, S
+from sqlmemory.types import Block, Message
+
+__all__ = ["count", "read_all", "read_tail", "session_ids"]
+
+
+def count(conn: Connection, sid: str) -> int:
+    """The number of messages stored in the session."""
+    return int(conn.scalar(select(func.count()).select_from(M).where(M.c.session_id == sid)) or 0)
+
+
+def session_ids(conn: Connection, prefix: str | None) -> list[str]:
+    """Ids of the sessions that hold messages, sorted, optionally by prefix."""
+    query = select(S.c.session_id)
+    if prefix:
+        query = query.where(S.c.session_id.startswith(prefix, autoescape=True))
+    # Filtered and sorted again here: SQLite's LIKE ignores ASCII case, and database
+    # collations disagree on order; Python compares code points.
+    found = conn.scalars(query)
+    return sorted(sid for sid in found if not prefix or sid.startswith(prefix))
+
+
+def _messages(conn: Connection, sid: str, rows: Sequence[RowMapping]) -> list[Message]:
+    """Build messages from their rows, reading block rows and blob bytes only for them."""
+    wanted = {r["seq"] for r in rows if r["n_blocks"]}
+    by_seq: dict[int, list[Block]] = {}
+    if wanted:
+        block_rows = [
+            b
+            for b in conn.execute(
+                select(B)
+                .where(B.c.session_id == sid, B.c.seq.between(min(wanted), max(wanted)))
+                .order_by(B.c.seq, B.c.position)
+            ).mappings()
+            if b["seq"] in wanted
+        ]
+        shas = {b["blob_sha256"] for b in block_rows if b["blob_sha256"] is not None}
+        blobs: dict[str, tuple[bytes, Any, Any]] = {}
+        if shas:
+            for sha, data, width, height in conn.execute(
+                select(BL.c.sha256, BL.c.data, BL.c.width, BL.c.height).where(
+                    BL.c.session_id == sid, BL.c.sha256.in_(shas)
+                )
+            ):
+                blobs[sha] = (bytes(data), width, height)
+        for b in block_rows:
+            by_seq.setdefault(b["seq"], []).append(decode_block(b, blobs))
+    return [decode_message(r, by_seq.get(r["seq"], ())) for r in rows]
+
+
+@functools.cache
+def _history_statement() -> Executable:
+    return select(*MESSAGE_COLUMNS).where(M.c.session_id == bindparam("sid")).order_by(M.c.seq)
+
+
+def read_all(conn: Connection, sid: str) -> list[Message]:
+    """The whole history of the session, oldest first."""
+    rows = conn.execute(_history_statement(), {"sid": sid}).mappings().all()
+    return _messages(conn, sid, rows)
+
+
+@functools.cache
+def _page_statements() -> tuple[Executable, Executable]:
+    """Newest-first pages of a session: the first one, and the one before a seq."""
+    newest = (
+        select(*MESSAGE_COLUMNS)
+        .where(M.c.session_id == bindparam("sid"))
+        .order_by(M.c.seq.desc())
+        .limit(bindparam("page", type_=Integer))
+    )
+    return newest, newest.where(M.c.seq < bindparam("before"))
+
+
+def read_tail(
+    conn: Connection, sid: str, policy: TailPolicy, *, one_statement: bool = False
+) -> list[Message] | None:
+    """The policy's window, reading pages of the newest messages until it is decided.
+
+    Pages double in size, so a window over w messages costs O(log w) queries whatever
+    the history's length; blocks and blob bytes are read only for the messages chosen.
+    With ``one_statement``, returns ``None`` instead of running a second statement (the
+    caller then reads again inside a snapshot transaction).
+    """
+    page = max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1)
+    rows: list[RowMapping] = []
+    items: list[Any] = []
+    first_page, older_page = _page_statements()
+    while True:
+        if rows:
+            params = {"sid": sid, "page": page, "before": rows[0]["seq"]}
+            chunk = conn.execute(older_page, params).mappings().all()
+        else:
+            chunk = conn.execute(first_page, {"sid": sid, "page": page}).mappings().all()
+        complete = len(chunk) < page
+        older = list(reversed(chunk))
+        rows = older + rows
+        if policy.needs_content:
+            if one_statement and any(r["n_blocks"] for r in older):
+                return None
+            items = _messages(conn, sid, older) + items
+        else:
+            items = [entry_of(r) for r in older] + items
+        chosen = policy.select(items, complete)
+        if chosen is not None:
+            break
+        if one_statement:
+            return None
+        page *= 2
+    if policy.needs_content:
+        return [items[i] for i in chosen]
+    picked = [rows[i] for i in chosen]
+    if one_statement and any(r["n_blocks"] for r in picked):
+        return None
+    return _messages(conn, sid, picked)
