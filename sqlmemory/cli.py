@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 
-from sqlmemory.errors import SchemaError, SqlMemoryError
+from sqlmemory.errors import SchemaError, SqlMemoryError, missing_driver_message
 
 if TYPE_CHECKING:
     from sqlmemory.types import Message
@@ -35,23 +35,6 @@ __all__ = ["DEFAULT_URL", "URL_ENV", "main"]
 PROG = "sqlmemory"
 URL_ENV = "SQLMEMORY_URL"
 DEFAULT_URL = "sqlite:///sqlmemory.db"
-
-# The extra that installs each optional driver (pyproject.toml, optional-dependencies).
-_DRIVER_EXTRAS = {
-    "psycopg": "postgres",
-    "psycopg_binary": "postgres",
-    "asyncpg": "postgres",
-    "pymysql": "mysql",
-    "aiomysql": "mysql",
-    "aiosqlite": "async",
-    "greenlet": "async",
-}
-
-# Drivers SQLAlchemy picks for a URL without one, which sqlmemory does not install.
-_OTHER_DRIVERS = {
-    "psycopg2": ("postgresql+psycopg", "postgres"),
-    "MySQLdb": ("mysql+pymysql", "mysql"),
-}
 
 _Command = Callable[[argparse.Namespace], int]
 
@@ -75,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return _fail("interrupted", status=130)
     except ModuleNotFoundError as exc:
-        return _fail(_missing_module(exc))
+        return _fail(missing_driver_message(exc))
     except SchemaError as exc:  # already says what is wrong and what to run
         return _fail(f"{_redact(args.url)}: {_one_line(str(exc))}")
     except (SqlMemoryError, SQLAlchemyError) as exc:
@@ -144,20 +127,6 @@ def _reason(exc: BaseException) -> str:
             return _one_line(f"{type(cause).__name__}: {cause}")
         cause = cause.__cause__
     return _one_line(str(exc)) or type(exc).__name__
-
-
-def _missing_module(exc: ModuleNotFoundError) -> str:
-    module = (exc.name or "").split(".")[0]
-    if module in _OTHER_DRIVERS:
-        scheme, extra = _OTHER_DRIVERS[module]
-        return (
-            f"the database driver {module!r} is not installed; sqlmemory uses {scheme}:// "
-            f"URLs: pip install 'sqlmemory[{extra}]'"
-        )
-    needed_by = _DRIVER_EXTRAS.get(module)
-    if needed_by is None:
-        return f"a required module is not installed: {exc}"
-    return f"the database driver {module!r} is not installed: pip install 'sqlmemory[{needed_by}]'"
 
 
 # -- migrate, current, check ------------------------------------------------------------------

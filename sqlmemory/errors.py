@@ -19,6 +19,7 @@ __all__ = [
     "SqlMemoryError",
     "StorageError",
     "is_transient",
+    "missing_driver_message",
     "translate_db_errors",
 ]
 
@@ -66,6 +67,38 @@ def is_transient(exc: BaseException) -> bool:
         return True
     args: tuple[object, ...] = getattr(orig, "args", ())
     return bool(args) and args[0] in _TRANSIENT_MYSQL_ERRORS
+
+
+# The extra that installs each optional driver (pyproject.toml, optional-dependencies).
+_DRIVER_EXTRAS = {
+    "psycopg": "postgres",
+    "psycopg_binary": "postgres",
+    "asyncpg": "postgres",
+    "pymysql": "mysql",
+    "aiomysql": "mysql",
+    "aiosqlite": "async",
+    "greenlet": "async",
+}
+
+# Drivers SQLAlchemy picks for a URL without one, which sqlmemory does not install.
+_OTHER_DRIVERS = {
+    "psycopg2": ("postgresql+psycopg", "postgres"),
+    "MySQLdb": ("mysql+pymysql", "mysql"),
+}
+
+def missing_driver_message(exc: ModuleNotFoundError) -> str:
+    """One line naming the missing driver and the ``pip install`` that brings it."""
+    module = (exc.name or "").split(".")[0]
+    if module in _OTHER_DRIVERS:
+        scheme, extra = _OTHER_DRIVERS[module]
+        return (
+            f"the database driver {module!r} is not installed; sqlmemory uses {scheme}:// "
+            f"URLs: pip install 'sqlmemory[{extra}]'"
+        )
+    needed_by = _DRIVER_EXTRAS.get(module)
+    if needed_by is None:
+        return f"a required module is not installed: {exc}"
+    return f"the database driver {module!r} is not installed: pip install 'sqlmemory[{needed_by}]'"
 
 
 @contextmanager

@@ -25,7 +25,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from sqlmemory.errors import is_transient, translate_db_errors
+from sqlmemory.errors import is_transient, missing_driver_message, translate_db_errors
 from sqlmemory.policy import Policy, RecentWindow, TailPolicy, check_count
 from sqlmemory.storage import _sqlops as ops
 from sqlmemory.storage.base import (
@@ -74,7 +74,10 @@ class AsyncSqlStorage(SqlStorageBase):
         **engine_kwargs: Any,
     ) -> AsyncSqlStorage:
         """A storage over a new async engine for ``url``, owned by the storage."""
-        engine = create_async_engine(url, **engine_kwargs)
+        try:
+            engine = create_async_engine(url, **engine_kwargs)
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError(missing_driver_message(exc), name=exc.name) from exc
         storage = cls(engine, max_blob_bytes=max_blob_bytes)
         storage._owns_engine = True
         return storage

@@ -11,7 +11,7 @@ from sqlalchemy import Connection, Engine, create_engine
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from sqlmemory.errors import is_transient, translate_db_errors
+from sqlmemory.errors import is_transient, missing_driver_message, translate_db_errors
 from sqlmemory.policy import Policy, RecentWindow, TailPolicy, check_count
 from sqlmemory.storage import _sqlops as ops
 from sqlmemory.storage._codec import EncodedMessage, encode_message
@@ -112,7 +112,11 @@ class SqlStorage(SqlStorageBase):
         **engine_kwargs: Any,
     ) -> SqlStorage:
         """A storage over a new engine for ``url``, owned (and disposed) by the storage."""
-        storage = cls(create_engine(url, **engine_kwargs), max_blob_bytes=max_blob_bytes)
+        try:
+            engine = create_engine(url, **engine_kwargs)
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError(missing_driver_message(exc), name=exc.name) from exc
+        storage = cls(engine, max_blob_bytes=max_blob_bytes)
         storage._owns_engine = True
         return storage
 
