@@ -13,7 +13,6 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection
-from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 try:
@@ -25,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
     ) from exc
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-from sqlmemory.errors import is_transient, missing_driver_message, translate_db_errors
+from sqlmemory.errors import is_transient, translate_db_errors
 from sqlmemory.policy import Policy, RecentWindow, TailPolicy, check_count
 from sqlmemory.storage import _sqlops as ops
 from sqlmemory.storage.base import (
@@ -43,7 +42,7 @@ __all__ = ["AsyncSqlStorage"]
 T = TypeVar("T")
 
 
-class AsyncSqlStorage(SqlStorageBase):
+class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
     """Sessions in SQL through a SQLAlchemy ``AsyncEngine``; every method is a coroutine.
 
     Same methods, semantics and errors as :class:`~sqlmemory.storage.sql.SqlStorage`.
@@ -55,35 +54,12 @@ class AsyncSqlStorage(SqlStorageBase):
         max_blob_bytes: the largest image or document accepted (20 MiB by default).
     """
 
+    _create_engine = staticmethod(create_async_engine)
+
     def __init__(
         self, engine: AsyncEngine, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES
     ) -> None:
-        super().__init__(engine.sync_engine, max_blob_bytes)
-        self.engine = engine
-        self._writer = engine.execution_options(**self._write_options)
-        self._reader = engine.execution_options(**self._read_options)
-        quick = self._one_statement_options
-        self._quick = engine.execution_options(**quick) if quick is not None else None
-
-    @classmethod
-    def from_url(
-        cls,
-        url: str | URL,
-        *,
-        max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
-        **engine_kwargs: Any,
-    ) -> AsyncSqlStorage:
-        """A storage over a new async engine for ``url``, owned by the storage."""
-        try:
-            engine = create_async_engine(url, **engine_kwargs)
-        except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError(missing_driver_message(exc), name=exc.name) from exc
-        storage = cls(engine, max_blob_bytes=max_blob_bytes)
-        storage._owns_engine = True
-        return storage
-
-    def __repr__(self) -> str:
-        return f"AsyncSqlStorage({self.engine.url.render_as_string(hide_password=True)!r})"
+        super().__init__(engine, engine.sync_engine, max_blob_bytes)
 
     async def close(self) -> None:
         """Dispose the engine if :meth:`from_url` made it; a passed-in engine is left alone."""

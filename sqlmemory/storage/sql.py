@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar, cast
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from sqlalchemy import Connection, Engine, create_engine
 from sqlalchemy.engine import URL
@@ -28,17 +28,61 @@ from sqlmemory.types import Message, utc_now
 __all__ = ["SqlStorage"]
 
 T = TypeVar("T")
+StorageT = TypeVar("StorageT", bound="SqlStorageBase[Any]")
 
 
-class SqlStorageBase:
+class _EngineLike(Protocol):
+    """What the storages use of an ``Engine`` or an ``AsyncEngine``."""
+
+    @property
+    def url(self) -> URL: ...
+
+    def execution_options(self, **opt: Any) -> Any: ...
+
+
+EngineT = TypeVar("EngineT", bound=_EngineLike)
+
+
+class SqlStorageBase(Generic[EngineT]):
     """What the sync and async SQL storages share: validation and engine options."""
 
-    def __init__(self, sync_engine: Engine, max_blob_bytes: int) -> None:
+    _create_engine: ClassVar[Callable[..., Any]]
+    """Makes the engine of :meth:`from_url` (``create_engine`` or its async twin)."""
+
+    def __init__(self, engine: EngineT, sync_engine: Engine, max_blob_bytes: int) -> None:
         configure_engine(sync_engine)
+        self.engine = engine
         self.max_blob_bytes = max_blob_bytes
         self._schema_ok = False
         self._owns_engine = False
         self._dialect = sync_engine.dialect.name
+        self._writer: EngineT = engine.execution_options(**self._write_options)
+        self._reader: EngineT = engine.execution_options(**self._read_options)
+        quick = self._one_statement_options
+        self._quick: EngineT | None = (
+            engine.execution_options(**quick) if quick is not None else None
+        )
+
+    @classmethod
+    def from_url(
+        cls: type[StorageT],
+        url: str | URL,
+        *,
+        max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
+        **engine_kwargs: Any,
+    ) -> StorageT:
+        """A storage over a new engine for ``url``, owned (and disposed) by the storage."""
+        try:
+            engine = cls._create_engine(url, **engine_kwargs)
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError(missing_driver_message(exc), name=exc.name) from exc
+        storage = cls(engine, max_blob_bytes=max_blob_bytes)  # type: ignore[call-arg]
+        storage._owns_engine = True
+        return storage
+
+    def __repr__(self) -> str:
+        shown = self.engine.url.render_as_string(hide_password=True)
+        return f"{type(self).__name__}({shown!r})"
 
     @property
     def _write_options(self) -> dict[str, Any]:
@@ -84,7 +128,7 @@ class SqlStorageBase:
         return None
 
 
-class SqlStorage(SqlStorageBase):
+class SqlStorage(SqlStorageBase[Engine]):
     """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``Engine``.
 
     Every public write is one transaction: it happens whole or not at all. The database
@@ -95,33 +139,10 @@ class SqlStorage(SqlStorageBase):
         max_blob_bytes: the largest image or document accepted (20 MiB by default).
     """
 
+    _create_engine = staticmethod(create_engine)
+
     def __init__(self, engine: Engine, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
-        super().__init__(engine, max_blob_bytes)
-        self.engine = engine
-        self._writer = engine.execution_options(**self._write_options)
-        self._reader = engine.execution_options(**self._read_options)
-        quick = self._one_statement_options
-        self._quick = engine.execution_options(**quick) if quick is not None else None
-
-    @classmethod
-    def from_url(
-        cls,
-        url: str | URL,
-        *,
-        max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
-        **engine_kwargs: Any,
-    ) -> SqlStorage:
-        """A storage over a new engine for ``url``, owned (and disposed) by the storage."""
-        try:
-            engine = create_engine(url, **engine_kwargs)
-        except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError(missing_driver_message(exc), name=exc.name) from exc
-        storage = cls(engine, max_blob_bytes=max_blob_bytes)
-        storage._owns_engine = True
-        return storage
-
-    def __repr__(self) -> str:
-        return f"SqlStorage({self.engine.url.render_as_string(hide_password=True)!r})"
+        super().__init__(engine, engine, max_blob_bytes)
 
     def close(self) -> None:
         """Dispose the engine if :meth:`from_url` made it; a passed-in engine is left alone."""
