@@ -25,7 +25,7 @@ from alembic import context
 from sqlalchemy.pool import NullPool
 
 from sqlmemory.migrate import TABLE_PREFIX, VERSION_TABLE
-from sqlmemory.orm import Base
+from sqlmemory.storage.sql.schema import Base
 
 if TYPE_CHECKING:
     from alembic.autogenerate.api import AutogenContext
@@ -41,7 +41,7 @@ if config.config_file_name is not None:
 
 target_metadata = Base.metadata
 
-_SQLTYPES_MODULE = "sqlmemory._sqltypes"
+_COLUMN_TYPES_MODULE = "sqlmemory.storage.sql.column_types"
 
 
 def include_name(
@@ -71,15 +71,15 @@ def include_object(
 
 
 def render_item(type_: str, obj: Any, autogen_context: AutogenContext) -> str | Literal[False]:
-    """Render sqlmemory's column types as ``sqlmemory._sqltypes.UTCDateTime()`` and so on.
+    """Render sqlmemory's column types as ``column_types.UTCDateTime()`` and so on.
 
     The default repr of a ``TypeDecorator`` shows its ``impl``'s arguments (for example
     ``UTCDateTime(timezone=True)``), which the decorator does not take. The MySQL variants
     are chosen by each decorator's ``load_dialect_impl``, so the class name is enough.
-    ``script.py.mako`` imports the module.
+    ``script.py.mako`` imports the module (``from sqlmemory.storage.sql import column_types``).
     """
-    if type_ == "type" and type(obj).__module__ == _SQLTYPES_MODULE:
-        return f"{_SQLTYPES_MODULE}.{type(obj).__name__}()"
+    if type_ == "type" and type(obj).__module__ == _COLUMN_TYPES_MODULE:
+        return f"column_types.{type(obj).__name__}()"
     return False
 
 

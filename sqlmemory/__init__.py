@@ -1,7 +1,20 @@
-"""sqlmemory: short-term conversation memory for LLM agents, persisted in SQL."""
+"""sqlmemory: short-term conversation memory for LLM agents, persisted in SQL.
+
+Everything public is importable from here: the message model (:mod:`sqlmemory.types`),
+the window policies (:mod:`sqlmemory.policy`), the storages (:mod:`sqlmemory.storage`),
+the short-term memories and the errors (:mod:`sqlmemory.errors`). The guide and the
+contract are in ``docs/``.
+
+>>> from sqlmemory import FixedWindow, InMemoryStorage, Message
+>>> storage = InMemoryStorage()
+>>> storage.append("chat-1", Message.user("ping"), Message.assistant("pong"))
+>>> [m.text_content() for m in storage.load("chat-1", FixedWindow(1))]
+['pong']
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from sqlmemory.errors import (
@@ -13,23 +26,16 @@ from sqlmemory.errors import (
     SqlMemoryError,
     StorageError,
 )
-from sqlmemory.memory import AsyncShortTermMemory, ShortTermMemory
 from sqlmemory.policy import (
+    Entry,
     FixedWindow,
     NoOp,
     Policy,
+    TailPolicy,
     Tokenizer,
     TokenWindow,
     estimate_tokens,
     groups,
-)
-from sqlmemory.storage import (
-    AsyncSessionView,
-    AsyncStorage,
-    InMemoryStorage,
-    SessionView,
-    SqlStorage,
-    Storage,
 )
 from sqlmemory.types import (
     Block,
@@ -43,7 +49,31 @@ from sqlmemory.types import (
 )
 
 if TYPE_CHECKING:
-    from sqlmemory.storage.aio import AsyncSqlStorage
+    from sqlmemory.short_term import ShortTermMemory
+    from sqlmemory.short_term_async import AsyncShortTermMemory
+    from sqlmemory.storage import (
+        AsyncSessionView,
+        AsyncSqlStorage,
+        AsyncStorage,
+        InMemoryStorage,
+        SessionView,
+        SqlStorage,
+        Storage,
+    )
+
+# The storages are imported on first use: the message model and the policies are pure
+# Python, and `import sqlmemory.policy` must not pull in SQLAlchemy.
+_LAZY = {
+    "AsyncSessionView": "sqlmemory.storage",
+    "AsyncShortTermMemory": "sqlmemory.short_term_async",
+    "AsyncSqlStorage": "sqlmemory.storage",
+    "AsyncStorage": "sqlmemory.storage",
+    "InMemoryStorage": "sqlmemory.storage",
+    "SessionView": "sqlmemory.storage",
+    "ShortTermMemory": "sqlmemory.short_term",
+    "SqlStorage": "sqlmemory.storage",
+    "Storage": "sqlmemory.storage",
+}
 
 __version__ = "0.1.0"
 
@@ -56,6 +86,7 @@ __all__ = [
     "Block",
     "DocumentBlock",
     "DuplicateMessageError",
+    "Entry",
     "FixedWindow",
     "ImageBlock",
     "InMemoryStorage",
@@ -72,6 +103,7 @@ __all__ = [
     "SqlStorage",
     "Storage",
     "StorageError",
+    "TailPolicy",
     "TextBlock",
     "ThinkingBlock",
     "TokenWindow",
@@ -84,9 +116,9 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # AsyncSqlStorage is loaded on first use, by sqlmemory.storage (it needs greenlet).
-    if name == "AsyncSqlStorage":
-        from sqlmemory import storage
-
-        return storage.AsyncSqlStorage
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -24,7 +24,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import mysql
 
-import sqlmemory._sqltypes
+from sqlmemory.storage.sql import column_types
 
 # revision identifiers, used by Alembic.
 revision: str = "0001"
@@ -37,10 +37,10 @@ def upgrade() -> None:
     """Create the sqlmemory tables."""
     op.create_table(
         "sqlmemory_sessions",
-        sa.Column("session_id", sqlmemory._sqltypes.Key(), nullable=False),
+        sa.Column("session_id", column_types.Key(), nullable=False),
         sa.Column("next_seq", sa.BigInteger(), nullable=False),
-        sa.Column("last_recorded_at", sqlmemory._sqltypes.UTCDateTime(), nullable=True),
-        sa.Column("created_at", sqlmemory._sqltypes.UTCDateTime(), nullable=False),
+        sa.Column("last_recorded_at", column_types.UTCDateTime(), nullable=True),
+        sa.Column("created_at", column_types.UTCDateTime(), nullable=False),
         sa.Column("history_digest", sa.String(length=64), nullable=True),
         sa.Column("history_len", sa.BigInteger(), nullable=True),
         sa.PrimaryKeyConstraint("session_id", name=op.f("pk_sqlmemory_sessions")),
@@ -50,7 +50,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "sqlmemory_blobs",
-        sa.Column("session_id", sqlmemory._sqltypes.Key(), nullable=False),
+        sa.Column("session_id", column_types.Key(), nullable=False),
         sa.Column("sha256", sa.String(length=64), nullable=False),
         sa.Column(
             "data",
@@ -75,17 +75,17 @@ def upgrade() -> None:
     )
     op.create_table(
         "sqlmemory_messages",
-        sa.Column("session_id", sqlmemory._sqltypes.Key(), nullable=False),
+        sa.Column("session_id", column_types.Key(), nullable=False),
         sa.Column("seq", sa.BigInteger(), autoincrement=False, nullable=False),
-        sa.Column("message_id", sqlmemory._sqltypes.Key(), nullable=False),
+        sa.Column("message_id", column_types.Key(), nullable=False),
         sa.Column("role", sa.String(length=16), nullable=False),
-        sa.Column("tool_call_id", sqlmemory._sqltypes.Key(), nullable=True),
-        sa.Column("text", sqlmemory._sqltypes.Utf8Text(), nullable=True),
+        sa.Column("tool_call_id", column_types.Key(), nullable=True),
+        sa.Column("text", column_types.Utf8Text(), nullable=True),
         sa.Column("n_blocks", sa.Integer(), nullable=False),
-        sa.Column("call_ids", sqlmemory._sqltypes.Utf8Text(), nullable=True),
-        sa.Column("tool_calls", sqlmemory._sqltypes.Utf8Text(), nullable=True),
-        sa.Column("metadata_json", sqlmemory._sqltypes.Utf8Text(), nullable=True),
-        sa.Column("recorded_at", sqlmemory._sqltypes.UTCDateTime(), nullable=False),
+        sa.Column("call_ids", column_types.Utf8Text(), nullable=True),
+        sa.Column("tool_calls", column_types.Utf8Text(), nullable=True),
+        sa.Column("metadata_json", column_types.Utf8Text(), nullable=True),
+        sa.Column("recorded_at", column_types.UTCDateTime(), nullable=False),
         sa.Column("digest", sa.String(length=64), nullable=False),
         sa.Column("tokens", sa.Integer(), nullable=False),
         sa.ForeignKeyConstraint(
@@ -104,15 +104,15 @@ def upgrade() -> None:
     )
     op.create_table(
         "sqlmemory_blocks",
-        sa.Column("session_id", sqlmemory._sqltypes.Key(), nullable=False),
+        sa.Column("session_id", column_types.Key(), nullable=False),
         sa.Column("seq", sa.BigInteger(), autoincrement=False, nullable=False),
         sa.Column("position", sa.Integer(), autoincrement=False, nullable=False),
         sa.Column("kind", sa.String(length=16), nullable=False),
-        sa.Column("text", sqlmemory._sqltypes.Utf8Text(), nullable=True),
-        sa.Column("signature", sqlmemory._sqltypes.Utf8Text(), nullable=True),
+        sa.Column("text", column_types.Utf8Text(), nullable=True),
+        sa.Column("signature", column_types.Utf8Text(), nullable=True),
         sa.Column("media_type", sa.String(length=100), nullable=True),
-        sa.Column("url", sqlmemory._sqltypes.Utf8Text(), nullable=True),
-        sa.Column("title", sqlmemory._sqltypes.Utf8Text(), nullable=True),
+        sa.Column("url", column_types.Utf8Text(), nullable=True),
+        sa.Column("title", column_types.Utf8Text(), nullable=True),
         sa.Column("width", sa.Integer(), nullable=True),
         sa.Column("height", sa.Integer(), nullable=True),
         sa.Column("blob_sha256", sa.String(length=64), nullable=True),

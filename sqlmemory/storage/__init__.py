@@ -1,19 +1,26 @@
 """Storages: in memory, SQL (sync) and SQL (async), behind one protocol.
 
-``AsyncSqlStorage`` is imported on first use: SQLAlchemy's asyncio support needs
-greenlet, which only the ``async``, ``postgres`` and ``mysql`` extras install.
+- :mod:`~sqlmemory.storage.base` (generated from :mod:`~sqlmemory.storage.base_async`):
+  the ``Storage`` protocol and the bound ``SessionView``;
+- :mod:`~sqlmemory.storage.checks`: the argument checks every storage shares;
+- :mod:`~sqlmemory.storage.memory`: ``InMemoryStorage``;
+- :mod:`sqlmemory.storage.sql`: ``SqlStorage`` and ``AsyncSqlStorage``.
+
+A new storage method goes into the protocol (``base_async.py``), every storage, and the
+contract test suite. ``AsyncSqlStorage`` is imported on first use (it needs greenlet).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sqlmemory.storage.base import AsyncSessionView, AsyncStorage, SessionView, Storage
+from sqlmemory.storage.base import SessionView, Storage
+from sqlmemory.storage.base_async import AsyncSessionView, AsyncStorage
 from sqlmemory.storage.memory import InMemoryStorage
-from sqlmemory.storage.sql import SqlStorage
+from sqlmemory.storage.sql.storage import SqlStorage
 
 if TYPE_CHECKING:
-    from sqlmemory.storage.aio import AsyncSqlStorage
+    from sqlmemory.storage.sql.storage_async import AsyncSqlStorage
 
 __all__ = [
     "AsyncSessionView",
@@ -28,7 +35,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "AsyncSqlStorage":
-        from sqlmemory.storage.aio import AsyncSqlStorage
+        from sqlmemory.storage.sql.storage_async import AsyncSqlStorage
 
         return AsyncSqlStorage
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

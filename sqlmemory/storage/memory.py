@@ -7,10 +7,12 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from sqlmemory.errors import DuplicateMessageError
-from sqlmemory.policy import Policy, RecentWindow, check_count, evict_start
-from sqlmemory.storage.base import (
+from sqlmemory.policy.groups import evict_start
+from sqlmemory.policy.windows import Policy, RecentWindow
+from sqlmemory.storage.base import SessionView
+from sqlmemory.storage.checks import (
     DEFAULT_MAX_BLOB_BYTES,
-    SessionView,
+    check_count,
     check_messages,
     check_session_id,
     same_content,

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import sqlalchemy as sa
 
-from sqlmemory.orm import BlobRow, BlockRow, MessageRow, SessionRow
+from sqlmemory.storage.sql.schema import BlobRow, BlockRow, MessageRow, SessionRow
 
 SESSIONS = cast(sa.Table, SessionRow.__table__)
 MESSAGES = cast(sa.Table, MessageRow.__table__)

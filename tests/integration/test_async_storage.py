@@ -41,7 +41,7 @@ from sqlmemory import (
     TokenWindow,
     ToolCall,
 )
-from sqlmemory.orm import BlobRow, BlockRow, MessageRow, SessionRow
+from sqlmemory.storage.sql.schema import BlobRow, BlockRow, MessageRow, SessionRow
 
 pytestmark = pytest.mark.anyio
 

@@ -24,7 +24,7 @@ from sqlalchemy.pool import NullPool, StaticPool
 
 from sqlmemory import migrate
 from sqlmemory.errors import SchemaError, StorageError
-from sqlmemory.orm import Base
+from sqlmemory.storage.sql.schema import Base
 
 from ._backends import drop_sqlmemory_tables
 

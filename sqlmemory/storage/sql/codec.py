@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from sqlmemory._values import dump_json, freeze_json
 from sqlmemory.policy import Entry, estimate_tokens
 from sqlmemory.types import (
     Block,
@@ -25,6 +25,7 @@ from sqlmemory.types import (
     ThinkingBlock,
     ToolCall,
 )
+from sqlmemory.types._json import dump_json, freeze_json
 
 # Role(value) goes through Enum.__call__; a dict lookup is several times cheaper per row.
 ROLES = {role.value: role for role in Role}
@@ -96,21 +97,67 @@ def _block_row(block: Block, blobs: list[BlobData]) -> dict[str, Any]:
     return row
 
 
-# Messages are immutable, so a message's content digest is computed at most once and kept
-# on the instance (outside the dataclass fields: equality and repr never see it). Messages
-# read from a database carry the stored digest, so re-saving a loaded history that grew
-# hashes only the new messages.
-_DIGEST = "_sqlmemory_digest"
-# Marks messages built from stored rows: their recorded_at is the stored one.
-_LOADED = "_sqlmemory_loaded"
+class _Memo:
+    """What the storage has worked out about one message, kept beside it."""
+
+    __slots__ = ("chain", "digest", "loaded")
+
+    def __init__(self, digest: str | None = None, loaded: bool = False) -> None:
+        self.digest = digest
+        """The content digest, once computed (or as stored, for a loaded message)."""
+        self.loaded = loaded
+        """Built from stored rows: its ``recorded_at`` is the stored one."""
+        self.chain: tuple[str, str] | None = None
+        """The history-chain link this message adds after a given predecessor."""
+
+
+class _Memos:
+    """:class:`_Memo` values by message identity, for as long as the message lives.
+
+    Messages are frozen (and, holding mappings, unhashable), so what is memoised about
+    them lives here, outside the values: equality, ``repr`` and copies never see it.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref[Message], _Memo]] = {}
+
+    def get(self, message: Message) -> _Memo | None:
+        item = self._items.get(id(message))
+        if item is not None and item[0]() is message:
+            return item[1]
+        return None
+
+    def of(self, message: Message) -> _Memo:
+        memo = self.get(message)
+        if memo is None:
+            memo = self.add(message, _Memo())
+        return memo
+
+    def add(self, message: Message, memo: _Memo) -> _Memo:
+        key = id(message)
+        self._items[key] = (weakref.ref(message, self._forget(key)), memo)
+        return memo
+
+    def _forget(self, key: int) -> Any:
+        items = self._items
+
+        def forget(ref: weakref.ref[Message]) -> None:
+            item = items.get(key)
+            if item is not None and item[0] is ref:
+                del items[key]
+
+        return forget
+
+
+_MEMOS = _Memos()
 
 
 def time_is_stored(message: Message) -> bool:
     """Whether ``message.recorded_at`` is known to equal the stored one (or is unset)."""
-    return message.recorded_at is None or bool(message.__dict__.get(_LOADED))
-
-
-_CHAIN = "_sqlmemory_chain"
+    if message.recorded_at is None:
+        return True
+    memo = _MEMOS.get(message)
+    return memo is not None and memo.loaded
 
 
 def history_digest(messages: Sequence[Message], count: int) -> str:
@@ -122,22 +169,24 @@ def history_digest(messages: Sequence[Message], count: int) -> str:
     """
     link = ""
     for message in messages[:count]:
-        memo = message.__dict__.get(_CHAIN)
-        if memo is not None and memo[0] == link:
-            link = memo[1]
+        memo = _MEMOS.of(message)
+        if memo.chain is not None and memo.chain[0] == link:
+            link = memo.chain[1]
             continue
         # Ids hold no control characters, so the unit separator cannot be forged.
         data = f"{link}\x1f{message.id}\x1f{digest_of(message)}".encode()
         following = hashlib.sha256(data).hexdigest()
-        message.__dict__[_CHAIN] = (link, following)
+        memo.chain = (link, following)
         link = following
     return link
 
 
 def digest_of(message: Message) -> str:
     """The SHA-256 content digest of ``message`` (its id and ``recorded_at`` aside)."""
-    digest = message.__dict__.get(_DIGEST)
-    return digest if digest is not None else encode_message(message).digest
+    memo = _MEMOS.get(message)
+    if memo is not None and memo.digest is not None:
+        return memo.digest
+    return encode_message(message).digest
 
 
 def encode_message(message: Message) -> EncodedMessage:
@@ -171,6 +220,7 @@ def encode_message(message: Message) -> EncodedMessage:
         ensure_ascii=False,
         separators=(",", ":"),
     )
+    digest = hashlib.sha256(digest_source.encode("utf-8")).hexdigest()
     row = {
         "message_id": message.id,
         "role": message.role.value,
@@ -180,10 +230,10 @@ def encode_message(message: Message) -> EncodedMessage:
         "call_ids": json.dumps(list(message.call_ids)) if message.tool_calls else None,
         "tool_calls": tool_calls,
         "metadata_json": metadata,
-        "digest": hashlib.sha256(digest_source.encode("utf-8")).hexdigest(),
+        "digest": digest,
         "tokens": estimate_tokens(message),
     }
-    message.__dict__[_DIGEST] = row["digest"]
+    _MEMOS.of(message).digest = digest
     return EncodedMessage(message, row, blocks, blobs)
 
 
@@ -235,7 +285,7 @@ def decode_message(row: Mapping[Any, Any], blocks: Sequence[Block]) -> Message:
             for c in json.loads(row["tool_calls"])
         )
     metadata = row["metadata_json"]
-    return _new(  # type: ignore[no-any-return]
+    message: Message = _new(
         Message,
         role=ROLES[row["role"]],
         content=content,
@@ -244,8 +294,9 @@ def decode_message(row: Mapping[Any, Any], blocks: Sequence[Block]) -> Message:
         metadata=freeze_json(json.loads(metadata), "") if metadata else EMPTY,
         id=row["message_id"],
         recorded_at=row["recorded_at"],
-        **{_DIGEST: row["digest"], _LOADED: True},
     )
+    _MEMOS.add(message, _Memo(row["digest"], loaded=True))
+    return message
 
 
 def entry_of(row: Mapping[Any, Any]) -> Entry:

@@ -1,4 +1,7 @@
-"""ORM rows of the sqlmemory schema, in SQLAlchemy 2.0 declarative style.
+"""The sqlmemory tables: ORM rows in SQLAlchemy 2.0 declarative style, and their Core tables.
+
+Migrations (``migrations/``) are generated from and checked against these models. The SQL
+functions use the Core tables (``sessions_table`` and friends) directly.
 
 Every table's primary key starts with ``session_id`` and every query filters by it, so
 the schema distributes by session (Citus, PostgreSQL partitioning) without change.
@@ -7,7 +10,7 @@ the schema distributes by session (Citus, PostgreSQL partitioning) without chang
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
@@ -17,13 +20,25 @@ from sqlalchemy import (
     Integer,
     MetaData,
     String,
+    Table,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from sqlmemory._sqltypes import Blob, Key, UTCDateTime, Utf8Text
+from sqlmemory.storage.sql.column_types import Blob, Key, UTCDateTime, Utf8Text
 
-__all__ = ["Base", "BlobRow", "BlockRow", "MessageRow", "SessionRow"]
+__all__ = [
+    "MESSAGE_COLUMNS",
+    "Base",
+    "BlobRow",
+    "BlockRow",
+    "MessageRow",
+    "SessionRow",
+    "blobs_table",
+    "blocks_table",
+    "messages_table",
+    "sessions_table",
+]
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -64,11 +79,6 @@ class SessionRow(Base):
     them; any other write clears it. Lets a save of a grown history skip reading it."""
     history_len: Mapped[int | None] = mapped_column(BigInteger)
     """How many messages ``history_digest`` covers."""
-
-    messages: Mapped[list[MessageRow]] = relationship(
-        back_populates="session", cascade="all, delete-orphan", order_by="MessageRow.seq",
-        passive_deletes=True,
-    )
 
 
 class BlobRow(Base):
@@ -119,11 +129,6 @@ class MessageRow(Base):
     tokens: Mapped[int] = mapped_column(Integer)
     """The default token estimate, so token windows are found without reading content."""
 
-    session: Mapped[SessionRow] = relationship(back_populates="messages")
-    blocks: Mapped[list[BlockRow]] = relationship(
-        cascade="all, delete-orphan", order_by="BlockRow.position", passive_deletes=True
-    )
-
 
 class BlockRow(Base):
     """One content block of a message; image and document bytes live in a blob."""
@@ -159,3 +164,29 @@ class BlockRow(Base):
     """An image's width: from its header, or as the caller gave it for a URL image."""
     height: Mapped[int | None] = mapped_column(Integer)
     blob_sha256: Mapped[str | None] = mapped_column(String(64))
+
+
+sessions_table = cast(Table, SessionRow.__table__)
+"""``sqlmemory_sessions``: one row per session, its lock and seq counter."""
+messages_table = cast(Table, MessageRow.__table__)
+"""``sqlmemory_messages``: one row per message."""
+blocks_table = cast(Table, BlockRow.__table__)
+"""``sqlmemory_blocks``: the content blocks of messages that are not one plain text."""
+blobs_table = cast(Table, BlobRow.__table__)
+"""``sqlmemory_blobs``: image and document bytes, once per session and hash."""
+
+MESSAGE_COLUMNS = (
+    messages_table.c.seq,
+    messages_table.c.message_id,
+    messages_table.c.role,
+    messages_table.c.tool_call_id,
+    messages_table.c.text,
+    messages_table.c.n_blocks,
+    messages_table.c.call_ids,
+    messages_table.c.tool_calls,
+    messages_table.c.metadata_json,
+    messages_table.c.recorded_at,
+    messages_table.c.tokens,
+    messages_table.c.digest,
+)
+"""The message columns every read selects."""

@@ -6,7 +6,10 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, event
 
-__all__ = ["SQLITE_BUSY_TIMEOUT_MS", "WRITE_OPTION", "configure_engine"]
+__all__ = ["RETRY_DELAYS", "SQLITE_BUSY_TIMEOUT_MS", "WRITE_OPTION", "configure_engine"]
+
+RETRY_DELAYS = (0.005, 0.02, 0.05, 0.1, 0.2)
+"""Seconds to wait before each new attempt of a write that hit a deadlock."""
 
 WRITE_OPTION = "sqlmemory_write"
 SQLITE_BUSY_TIMEOUT_MS = 30_000

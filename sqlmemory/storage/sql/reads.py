@@ -1,4 +1,8 @@
-"""Every statement that reads, as plain functions over a Connection (see ``_sqlops``)."""
+"""Every statement that reads, as plain functions over a ``Connection``.
+
+Both front doors run these: the sync storage inside ``engine.begin()``, the async one
+through ``AsyncConnection.run_sync``. None of them commits.
+"""
 
 from __future__ import annotations
 
@@ -10,23 +14,39 @@ from sqlalchemy import Connection, Executable, Integer, bindparam, func, select
 from sqlalchemy.engine import RowMapping
 
 from sqlmemory.policy import TailPolicy
-from sqlmemory.storage._codec import decode_block, decode_message, entry_of
-from sqlmemory.storage._tables import BL, DEFAULT_PAGE, MESSAGE_COLUMNS, B, M, S
+from sqlmemory.storage.sql.codec import decode_block, decode_message, entry_of
+from sqlmemory.storage.sql.schema import (
+    MESSAGE_COLUMNS,
+    blobs_table,
+    blocks_table,
+    messages_table,
+    sessions_table,
+)
 from sqlmemory.types import Block, Message
 
-__all__ = ["count", "read_all", "read_tail", "session_ids"]
+__all__ = ["DEFAULT_PAGE", "count", "read_all", "read_tail", "session_ids"]
+
+DEFAULT_PAGE = 64
+"""Messages read by the first page of a tail read, for policies that give no hint."""
 
 
 def count(conn: Connection, sid: str) -> int:
     """The number of messages stored in the session."""
-    return int(conn.scalar(select(func.count()).select_from(M).where(M.c.session_id == sid)) or 0)
+    return int(
+        conn.scalar(
+            select(func.count())
+            .select_from(messages_table)
+            .where(messages_table.c.session_id == sid)
+        )
+        or 0
+    )
 
 
 def session_ids(conn: Connection, prefix: str | None) -> list[str]:
     """Ids of the sessions that hold messages, sorted, optionally by prefix."""
-    query = select(S.c.session_id)
+    query = select(sessions_table.c.session_id)
     if prefix:
-        query = query.where(S.c.session_id.startswith(prefix, autoescape=True))
+        query = query.where(sessions_table.c.session_id.startswith(prefix, autoescape=True))
     # Filtered and sorted again here: SQLite's LIKE ignores ASCII case, and database
     # collations disagree on order; Python compares code points.
     found = conn.scalars(query)
@@ -41,9 +61,12 @@ def _messages(conn: Connection, sid: str, rows: Sequence[RowMapping]) -> list[Me
         block_rows = [
             b
             for b in conn.execute(
-                select(B)
-                .where(B.c.session_id == sid, B.c.seq.between(min(wanted), max(wanted)))
-                .order_by(B.c.seq, B.c.position)
+                select(blocks_table)
+                .where(
+                    blocks_table.c.session_id == sid,
+                    blocks_table.c.seq.between(min(wanted), max(wanted)),
+                )
+                .order_by(blocks_table.c.seq, blocks_table.c.position)
             ).mappings()
             if b["seq"] in wanted
         ]
@@ -51,9 +74,12 @@ def _messages(conn: Connection, sid: str, rows: Sequence[RowMapping]) -> list[Me
         blobs: dict[str, tuple[bytes, Any, Any]] = {}
         if shas:
             for sha, data, width, height in conn.execute(
-                select(BL.c.sha256, BL.c.data, BL.c.width, BL.c.height).where(
-                    BL.c.session_id == sid, BL.c.sha256.in_(shas)
-                )
+                select(
+                    blobs_table.c.sha256,
+                    blobs_table.c.data,
+                    blobs_table.c.width,
+                    blobs_table.c.height,
+                ).where(blobs_table.c.session_id == sid, blobs_table.c.sha256.in_(shas))
             ):
                 blobs[sha] = (bytes(data), width, height)
         for b in block_rows:
@@ -63,7 +89,11 @@ def _messages(conn: Connection, sid: str, rows: Sequence[RowMapping]) -> list[Me
 
 @functools.cache
 def _history_statement() -> Executable:
-    return select(*MESSAGE_COLUMNS).where(M.c.session_id == bindparam("sid")).order_by(M.c.seq)
+    return (
+        select(*MESSAGE_COLUMNS)
+        .where(messages_table.c.session_id == bindparam("sid"))
+        .order_by(messages_table.c.seq)
+    )
 
 
 def read_all(conn: Connection, sid: str) -> list[Message]:
@@ -77,11 +107,11 @@ def _page_statements() -> tuple[Executable, Executable]:
     """Newest-first pages of a session: the first one, and the one before a seq."""
     newest = (
         select(*MESSAGE_COLUMNS)
-        .where(M.c.session_id == bindparam("sid"))
-        .order_by(M.c.seq.desc())
+        .where(messages_table.c.session_id == bindparam("sid"))
+        .order_by(messages_table.c.seq.desc())
         .limit(bindparam("page", type_=Integer))
     )
-    return newest, newest.where(M.c.seq < bindparam("before"))
+    return newest, newest.where(messages_table.c.seq < bindparam("before"))
 
 
 def read_tail(

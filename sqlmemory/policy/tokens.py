@@ -1,0 +1,51 @@
+"""Token costs: the default heuristic and the ``Tokenizer`` type (``docs/contract/windows.md``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from sqlmemory.types import DocumentBlock, ImageBlock, Message, TextBlock, ThinkingBlock
+
+__all__ = [
+    "TOKENS_PER_MESSAGE",
+    "UNKNOWN_IMAGE_TOKENS",
+    "Tokenizer",
+    "estimate_tokens",
+    "image_tokens",
+]
+
+Tokenizer = Callable[[Message], int]
+"""Counts the tokens a message costs in a model request."""
+
+UNKNOWN_IMAGE_TOKENS = 2500
+TOKENS_PER_MESSAGE = 4
+
+
+def image_tokens(width: int | None, height: int | None) -> int:
+    """Tokens of an image of the given size (2500 when the size is unknown)."""
+    if not width or not height:
+        return UNKNOWN_IMAGE_TOKENS
+    return math.ceil(width / 64) * math.ceil(height / 64) * 170
+
+
+def estimate_tokens(message: Message) -> int:
+    """The default heuristic token cost of ``message`` (``docs/contract/windows.md``).
+
+    4 per message; text and thinking: UTF-8 bytes // 4; images: 170 per started 64x64
+    tile of the size read from the header (2500 when unknown); documents: bytes // 1500;
+    tool calls: UTF-8 bytes of name + JSON arguments // 4.
+    """
+    total = TOKENS_PER_MESSAGE
+    for block in message.content:
+        if isinstance(block, TextBlock):
+            total += len(block.text.encode("utf-8")) // 4
+        elif isinstance(block, ImageBlock):
+            total += image_tokens(block.width, block.height)
+        elif isinstance(block, DocumentBlock):
+            total += len(block.data) // 1500
+        elif isinstance(block, ThinkingBlock):
+            total += len(block.thinking.encode("utf-8")) // 4
+    for call in message.tool_calls:
+        total += len((call.name + call.arguments_json).encode("utf-8")) // 4
+    return total

@@ -1,0 +1,103 @@
+"""The async storage protocol and the bound view of one session of an async storage.
+
+This file is the single source of :mod:`sqlmemory.storage.base` (``AsyncStorage`` and
+``AsyncSessionView`` become ``Storage`` and ``SessionView``): ``tools/generate_sync.py``
+writes that file from this one, and a test fails when they drift. The methods and their
+meaning are ``docs/contract/storage.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from sqlmemory.policy import Policy
+from sqlmemory.storage.checks import check_session_id
+from sqlmemory.types import Message
+
+__all__ = ["AsyncSessionView", "AsyncStorage"]
+
+
+@runtime_checkable
+class AsyncStorage(Protocol):
+    """Where sessions' messages live: the methods every storage has.
+
+    The contract of each method, and of the errors it raises, is
+    ``docs/contract/storage.md``; one test suite holds every storage to it.
+    """
+
+    async def append(self, session_id: str, *messages: Message) -> None:
+        """Add ``messages`` at the end of the session, all or none."""
+        ...
+
+    async def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
+        """The whole history oldest first (``[]`` if unknown), or ``policy``'s window."""
+        ...
+
+    async def save(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Replace the whole history with ``messages``; ``[]`` clears it."""
+        ...
+
+    async def recent(self, session_id: str, n: int) -> list[Message]:
+        """At most the newest ``n`` messages, in whole groups, newest last."""
+        ...
+
+    async def evict(self, session_id: str, keep: int) -> int:
+        """Delete the oldest messages so at most ``keep`` remain; the number deleted."""
+        ...
+
+    async def clear(self, session_id: str) -> int:
+        """Delete the session and all it owns; the number of messages deleted."""
+        ...
+
+    async def count(self, session_id: str) -> int:
+        """The number of messages in the session."""
+        ...
+
+    async def sessions(self, prefix: str | None = None) -> list[str]:
+        """The stored session ids, sorted; only those starting with ``prefix`` if given."""
+        ...
+
+
+class AsyncSessionView:
+    """One session of a storage: the storage's methods without the session id.
+
+    Args:
+        storage: the storage the session lives in.
+        session_id: the session; checked when the view is made.
+    """
+
+    def __init__(self, storage: AsyncStorage, session_id: str) -> None:
+        self.storage = storage
+        self.session_id = check_session_id(session_id)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.storage!r}, {self.session_id!r})"
+
+    async def append(self, *messages: Message) -> None:
+        """Add ``messages`` at the end of the session, all or none."""
+        await self.storage.append(self.session_id, *messages)
+
+    async def load(self, policy: Policy | None = None) -> list[Message]:
+        """The whole history oldest first, or ``policy``'s window."""
+        return await self.storage.load(self.session_id, policy)
+
+    async def save(self, messages: Sequence[Message]) -> None:
+        """Replace the whole history with ``messages``; ``[]`` clears it."""
+        await self.storage.save(self.session_id, messages)
+
+    async def recent(self, n: int) -> list[Message]:
+        """At most the newest ``n`` messages, in whole groups, newest last."""
+        return await self.storage.recent(self.session_id, n)
+
+    async def evict(self, keep: int) -> int:
+        """Delete the oldest messages so at most ``keep`` remain; the number deleted."""
+        return await self.storage.evict(self.session_id, keep)
+
+    async def clear(self) -> int:
+        """Delete the session and all it owns; the number of messages deleted."""
+        return await self.storage.clear(self.session_id)
+
+    async def count(self) -> int:
+        """The number of messages in the session."""
+        return await self.storage.count(self.session_id)

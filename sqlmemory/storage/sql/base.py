@@ -1,0 +1,122 @@
+"""What the sync and async SQL storages share: validation, engine options, ``from_url``.
+
+Nothing here does I/O; the two front doors (:mod:`sqlmemory.storage.sql.storage_async` and
+its generated twin :mod:`sqlmemory.storage.sql.storage`) run the SQL functions of
+:mod:`~sqlmemory.storage.sql.reads` and :mod:`~sqlmemory.storage.sql.writes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+
+from sqlalchemy import Connection, Engine
+from sqlalchemy.engine import URL
+
+from sqlmemory.errors import missing_driver_message
+from sqlmemory.policy import Policy, TailPolicy
+from sqlmemory.storage.checks import DEFAULT_MAX_BLOB_BYTES, check_messages, check_session_id
+from sqlmemory.storage.sql.codec import EncodedMessage, encode_message
+from sqlmemory.storage.sql.engine import WRITE_OPTION, configure_engine
+from sqlmemory.types import Message
+
+__all__ = ["SqlStorageBase"]
+
+StorageT = TypeVar("StorageT", bound="SqlStorageBase[Any]")
+
+
+class _EngineLike(Protocol):
+    """What the storages use of an ``Engine`` or an ``AsyncEngine``."""
+
+    @property
+    def url(self) -> URL: ...
+
+    def execution_options(self, **opt: Any) -> Any: ...
+
+
+EngineT = TypeVar("EngineT", bound=_EngineLike)
+
+
+class SqlStorageBase(Generic[EngineT]):
+    """What the sync and async SQL storages share: validation and engine options."""
+
+    _create_engine: ClassVar[Callable[..., Any]]
+    """Makes the engine of :meth:`from_url` (``create_engine`` or its async twin)."""
+
+    def __init__(self, engine: EngineT, sync_engine: Engine, max_blob_bytes: int) -> None:
+        configure_engine(sync_engine)
+        self.engine = engine
+        self.max_blob_bytes = max_blob_bytes
+        self._schema_ok = False
+        self._owns_engine = False
+        self._dialect = sync_engine.dialect.name
+        self._writer: EngineT = engine.execution_options(**self._write_options)
+        self._reader: EngineT = engine.execution_options(**self._read_options)
+        one_statement = self._one_statement_options
+        self._one_statement_reader: EngineT | None = (
+            engine.execution_options(**one_statement) if one_statement is not None else None
+        )
+
+    @classmethod
+    def from_url(
+        cls: type[StorageT],
+        url: str | URL,
+        *,
+        max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
+        **engine_kwargs: Any,
+    ) -> StorageT:
+        """A storage over a new engine for ``url``, owned (and disposed) by the storage."""
+        try:
+            engine = cls._create_engine(url, **engine_kwargs)
+        except ModuleNotFoundError as exc:
+            raise ModuleNotFoundError(missing_driver_message(exc), name=exc.name) from exc
+        storage = cls(engine, max_blob_bytes=max_blob_bytes)  # type: ignore[call-arg]
+        storage._owns_engine = True
+        return storage
+
+    def __repr__(self) -> str:
+        shown = self.engine.url.render_as_string(hide_password=True)
+        return f"{type(self).__name__}({shown!r})"
+
+    @property
+    def _write_options(self) -> dict[str, Any]:
+        return {WRITE_OPTION: True}
+
+    @property
+    def _one_statement_options(self) -> dict[str, Any] | None:
+        # A single SELECT is its own snapshot. On PostgreSQL, running it in autocommit
+        # saves the BEGIN and COMMIT round trips; a read that needs a second statement
+        # starts over in a snapshot transaction. Elsewhere a transaction costs little
+        # (SQLite) or autocommit itself costs round trips to switch (MySQL).
+        if self._dialect == "postgresql":
+            return {"isolation_level": "AUTOCOMMIT"}
+        return None
+
+    @property
+    def _read_options(self) -> dict[str, Any]:
+        # PostgreSQL's default READ COMMITTED gives each statement its own snapshot; a
+        # load of several statements must see one state, never half of a save.
+        if self._dialect == "postgresql":
+            return {"isolation_level": "REPEATABLE READ"}
+        return {}
+
+    def _check_schema(self, conn: Connection) -> None:
+        if not self._schema_ok:
+            from sqlmemory.migrate import require_head
+
+            require_head(conn)
+            self._schema_ok = True
+
+    def _prepare(
+        self, session_id: str, messages: Sequence[Message]
+    ) -> tuple[str, list[EncodedMessage]]:
+        sid = check_session_id(session_id)
+        batch = check_messages(messages, self.max_blob_bytes)
+        return sid, [encode_message(m) for m in batch]
+
+    @staticmethod
+    def _tail_policy(policy: Policy | None) -> TailPolicy | None:
+        # Duck-typed: isinstance() against a runtime-checkable Protocol costs ~20 us.
+        if callable(getattr(policy, "select", None)) and hasattr(policy, "needs_content"):
+            return cast(TailPolicy, policy)
+        return None

@@ -1,0 +1,186 @@
+"""SqlStorage: sessions in SQL through a SQLAlchemy ``Engine``.
+
+Generated from ``sqlmemory/storage/sql/storage_async.py``
+by ``tools/generate_sync.py``: edit that file, never this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, Engine
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from sqlmemory.errors import is_transient, translate_db_errors
+from sqlmemory.policy import Policy, RecentWindow, TailPolicy
+from sqlmemory.storage.base import SessionView
+from sqlmemory.storage.checks import (
+    DEFAULT_MAX_BLOB_BYTES,
+    check_count,
+    check_messages,
+    check_prefix,
+    check_session_id,
+)
+from sqlmemory.storage.sql import reads, writes
+from sqlmemory.storage.sql._io import (
+    create_engine,
+    finish_before_cancel,
+    run_sync,
+    sleep,
+    sync_engine_of,
+)
+from sqlmemory.storage.sql.base import SqlStorageBase
+from sqlmemory.storage.sql.engine import RETRY_DELAYS
+from sqlmemory.types import Message, utc_now
+
+__all__ = ["SqlStorage"]
+
+T = TypeVar("T")
+
+
+class SqlStorage(SqlStorageBase[Engine]):
+    """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``Engine``.
+
+    Every public write is one transaction: it happens whole or not at all. The database
+    must be at the head revision of the shipped migrations (``sqlmemory migrate``). The
+    methods, their errors and their cost are in ``docs/contract/storage.md``.
+
+    >>> storage = SqlStorage.from_url("sqlite:///chat.db")  # doctest: +SKIP
+    >>> storage.append("chat-1", Message.user("Hello!"))  # doctest: +SKIP
+
+    Args:
+        engine: the engine to use; the caller keeps it and disposes it.
+        max_blob_bytes: the largest image or document accepted (20 MiB by default).
+    """
+
+    _create_engine = staticmethod(create_engine)
+
+    def __init__(self, engine: Engine, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
+        super().__init__(engine, sync_engine_of(engine), max_blob_bytes)
+
+    def close(self) -> None:
+        """Dispose the engine if :meth:`from_url` made it; a passed-in engine is left alone."""
+        if self._owns_engine:
+            self.engine.dispose()
+
+    def __enter__(self) -> SqlStorage:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self, write: bool) -> Iterator[Connection]:
+        with (self._writer if write else self._reader).begin() as conn:
+            if not self._schema_ok:
+                run_sync(conn, self._check_schema)
+            yield conn
+
+    def _run(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        with translate_db_errors(action):
+            return self._attempt(write, fn, *args)
+
+    def _attempt(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` in a transaction; a cancelled caller waits until it has ended."""
+        return finish_before_cancel(self._attempt_unshielded(write, fn, *args))
+
+    def _attempt_unshielded(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` in a transaction, again after a deadlock (it rolled back whole)."""
+        for delay in (*RETRY_DELAYS, None):
+            try:
+                with self._transaction(write) as conn:
+                    return run_sync(conn, fn, *args)
+            except DBAPIError as exc:
+                if delay is None or not is_transient(exc):
+                    raise
+            sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _read_tail(self, action: str, sid: str, policy: TailPolicy) -> list[Message]:
+        if self._one_statement_reader is not None and self._schema_ok:
+            with translate_db_errors(action):
+                with self._one_statement_reader.connect() as conn:
+                    found = run_sync(conn, reads.read_tail, sid, policy, one_statement=True)
+            if found is not None:
+                return found
+        found = self._run(action, False, reads.read_tail, sid, policy)
+        assert found is not None  # noqa: S101 - only one_statement reads give up
+        return found
+
+    def append(self, session_id: str, *messages: Message) -> None:
+        """Add ``messages`` at the end of the session, all or none.
+
+        A message whose id is already stored with the same content is skipped, so a
+        retried append is safe.
+
+        Raises:
+            InvalidSessionIdError: a bad session id (``TypeError`` for a non-``str``).
+            InvalidMessageError: a bad message.
+            BlobTooLargeError: image or document bytes over ``max_blob_bytes``.
+            DuplicateMessageError: an id is stored with different content.
+            StorageError: the database failed; nothing was written.
+        """
+        sid, encoded = self._prepare(session_id, messages)
+        if not encoded:
+            return
+        now = utc_now()
+        with translate_db_errors("append"):
+            try:
+                self._attempt(True, writes.append_fresh, sid, encoded, now)
+            except IntegrityError:
+                # An id is stored already: a retry, or a conflict. Decide it under the lock.
+                self._attempt(True, writes.append_idempotent, sid, encoded, now)
+
+    def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
+        """The session's history oldest first (``[]`` if unknown), or ``policy``'s window.
+
+        Window policies (:class:`~sqlmemory.FixedWindow`, :class:`~sqlmemory.TokenWindow`)
+        read only the newest messages they need; other policies get the whole history.
+        """
+        sid = check_session_id(session_id)
+        tail = self._tail_policy(policy)
+        if tail is not None:
+            return self._read_tail("load", sid, tail)
+        history = self._run("load", False, reads.read_all, sid)
+        return policy.apply(history) if policy is not None else history
+
+    def save(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Replace the session's history with ``messages``; ``[]`` clears it.
+
+        Only what differs from the stored history is written.
+        """
+        sid = check_session_id(session_id)
+        batch = check_messages(messages, self.max_blob_bytes)
+        self._run("save", True, writes.save, sid, batch, utc_now())
+
+    def recent(self, session_id: str, n: int) -> list[Message]:
+        """At most the newest ``n`` messages in whole groups, newest last."""
+        sid = check_session_id(session_id)
+        check_count(n, "n")
+        return self._read_tail("recent", sid, RecentWindow(n))
+
+    def evict(self, session_id: str, keep: int) -> int:
+        """Delete the oldest messages so at most ``keep`` remain; returns how many went."""
+        sid = check_session_id(session_id)
+        check_count(keep, "keep")
+        return self._run("evict", True, writes.evict, sid, keep)
+
+    def clear(self, session_id: str) -> int:
+        """Delete the session and all it owns; returns the number of messages deleted."""
+        sid = check_session_id(session_id)
+        return self._run("clear", True, writes.clear, sid)
+
+    def count(self, session_id: str) -> int:
+        """The number of messages in the session."""
+        sid = check_session_id(session_id)
+        return self._run("count", False, reads.count, sid)
+
+    def sessions(self, prefix: str | None = None) -> list[str]:
+        """The ids of stored sessions, sorted; only those starting with ``prefix`` if given."""
+        return self._run("sessions", False, reads.session_ids, check_prefix(prefix))
+
+    def session(self, session_id: str) -> SessionView:
+        """A view of one session with the same methods minus the id argument."""
+        return SessionView(self, session_id)

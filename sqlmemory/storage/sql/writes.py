@@ -1,0 +1,446 @@
+"""Every statement that writes, as plain functions over a ``Connection``.
+
+Both front doors run these: the sync storage inside ``engine.begin()``, the async one
+through ``AsyncConnection.run_sync``. None of them commits: each public write is one
+transaction around one call. Every write takes the session's lock (an upsert of its
+``sqlmemory_sessions`` row) before it reads or deletes anything.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from sqlalchemy import (
+    Connection,
+    Executable,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+
+from sqlmemory.errors import DuplicateMessageError
+from sqlmemory.storage.sql.codec import (
+    EncodedMessage,
+    digest_of,
+    encode_message,
+    history_digest,
+    time_is_stored,
+)
+from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table, sessions_table
+from sqlmemory.types import Message, Role
+
+__all__ = ["append_fresh", "append_idempotent", "clear", "evict", "save"]
+
+# Statements are immutable values; building them once saves their construction and
+# cache-key work on every call.
+INSERT_MESSAGE = insert(messages_table)
+INSERT_BLOCK = insert(blocks_table)
+INSERT_BLOB = insert(blobs_table)
+
+
+class SessionLock(NamedTuple):
+    """What taking a session's lock tells the writer."""
+
+    first_seq: int
+    """The first of the seqs allocated to this writer."""
+    stamp: datetime
+    """The ``recorded_at`` for new messages: never before any time stored earlier."""
+    history_digest: str | None
+    """The chain over the stored history as the last save left it, if still valid."""
+    history_len: int | None
+    """How many messages ``history_digest`` covers."""
+
+
+class StoredMessage(NamedTuple):
+    """What ``save`` compares of a stored message."""
+
+    seq: int
+    message_id: str
+    digest: str
+    recorded_at: datetime
+
+
+class SavePlan(NamedTuple):
+    """What ``save`` does to make the stored history equal the given one."""
+
+    keep: int
+    """How many stored messages stay as they are: the common prefix."""
+    delete_from_seq: int | None = None
+    """Delete the stored messages from this seq on (the first difference), if any."""
+    clear: bool = False
+    """The new history is empty: delete the session."""
+
+
+@functools.cache
+def _lock_statements(dialect: str, keep_history: bool) -> tuple[Executable, Executable | None]:
+    """The session upsert of ``dialect`` (and, where it cannot RETURN, the read after it).
+
+    ``keep_history`` says whether the session's history chain survives (``save``, which
+    sets it itself once it knows the history it leaves) or is cleared (every other write).
+    Built once: constructing SQLAlchemy statements costs more than sending them.
+    """
+    values: dict[str, Any] = {
+        "session_id": bindparam("sid"),
+        "next_seq": bindparam("k") + 1,
+        "last_recorded_at": bindparam("clock"),
+        "created_at": bindparam("clock"),
+    }
+    session = sessions_table.c
+    cleared: dict[str, Any] = {}
+    if not keep_history:
+        cleared = {"history_digest": None, "history_len": None}
+    returned = (
+        session.next_seq,
+        session.last_recorded_at,
+        session.history_digest,
+        session.history_len,
+    )
+    if dialect in ("mysql", "mariadb"):
+        my = mysql.insert(sessions_table).values(values)
+        upsert = my.on_duplicate_key_update(
+            next_seq=session.next_seq + bindparam("k"),
+            last_recorded_at=case(
+                (session.last_recorded_at > my.inserted.last_recorded_at, session.last_recorded_at),
+                else_=my.inserted.last_recorded_at,
+            ),
+            **cleared,
+        )
+        read = select(*returned).where(session.session_id == bindparam("sid"))
+        return upsert, read
+    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    ins = insert_of(sessions_table).values(values)
+    upsert_returning = ins.on_conflict_do_update(
+        index_elements=[session.session_id],
+        set_={
+            "next_seq": session.next_seq + bindparam("k"),
+            "last_recorded_at": case(
+                (
+                    session.last_recorded_at > ins.excluded.last_recorded_at,
+                    session.last_recorded_at,
+                ),
+                else_=ins.excluded.last_recorded_at,
+            ),
+            **cleared,
+        },
+    ).returning(*returned)
+    return upsert_returning, None
+
+
+def _lock_session(
+    conn: Connection,
+    sid: str,
+    k: int,
+    clock: datetime,
+    *,
+    keep_history: bool = False,
+) -> SessionLock:
+    """Take the session's lock, creating its row if needed, and allocate ``k`` seqs.
+
+    The upsert takes the row lock in the same statement on every backend, so concurrent
+    writers of one session queue here while writers of other sessions never meet. The
+    session's history chain is cleared unless ``keep_history``.
+    """
+    upsert, read = _lock_statements(conn.dialect.name, keep_history)
+    params: dict[str, Any] = {"sid": sid, "k": k, "clock": clock}
+    result = conn.execute(upsert, params)
+    row = (conn.execute(read, params) if read is not None else result).one()
+    return SessionLock(int(row[0]) - k, row[1], row[2], row[3])
+
+
+def _remember_history(conn: Connection, sid: str, digest: str | None, length: int | None) -> None:
+    """Set (or with ``None``, clear) the session's history digest."""
+    conn.execute(
+        update(sessions_table)
+        .where(sessions_table.c.session_id == sid)
+        .values(history_digest=digest, history_len=length)
+    )
+
+
+def _set_session(
+    conn: Connection,
+    sid: str,
+    next_seq: int,
+    clock: datetime,
+    history: tuple[str, int],
+) -> None:
+    """Record on the locked session row the seqs used, the clock and the history chain."""
+    conn.execute(
+        update(sessions_table)
+        .where(sessions_table.c.session_id == sid)
+        .values(
+            next_seq=next_seq,
+            last_recorded_at=clock,
+            history_digest=history[0],
+            history_len=history[1],
+        )
+    )
+
+
+def _lock_existing(conn: Connection, sid: str) -> bool:
+    """Lock the session's row if it exists (SQLite's write lock is already held)."""
+    found = conn.execute(
+        select(sessions_table.c.session_id)
+        .where(sessions_table.c.session_id == sid)
+        .with_for_update()
+    ).first()
+    return found is not None
+
+
+def _clock_after(messages: Sequence[Message], now: datetime) -> datetime:
+    """The session clock after storing ``messages``: ``now``, or a later time they carry."""
+    supplied = [m.recorded_at for m in messages if m.recorded_at is not None]
+    return max([now, *supplied])
+
+
+def _insert_blobs(conn: Connection, sid: str, encoded: Sequence[EncodedMessage]) -> None:
+    """Insert the bytes ``encoded`` references that the session does not hold yet."""
+    blobs = {b.sha256: b for e in encoded for b in e.blobs}
+    if not blobs:
+        return
+    stored = set(
+        conn.scalars(
+            select(blobs_table.c.sha256).where(
+                blobs_table.c.session_id == sid, blobs_table.c.sha256.in_(list(blobs))
+            )
+        )
+    )
+    missing = [
+        {
+            "session_id": sid,
+            "sha256": b.sha256,
+            "data": b.data,
+            "size": len(b.data),
+            "width": b.width,
+            "height": b.height,
+        }
+        for sha, b in blobs.items()
+        if sha not in stored
+    ]
+    if missing:
+        conn.execute(INSERT_BLOB, missing)
+
+
+def _insert_messages(
+    conn: Connection,
+    sid: str,
+    encoded: Sequence[EncodedMessage],
+    first_seq: int,
+    stamp: datetime,
+) -> None:
+    """Insert the rows of ``encoded`` at seqs from ``first_seq`` on, blobs first (once each).
+
+    A message without a ``recorded_at`` of its own gets ``stamp``.
+    """
+    _insert_blobs(conn, sid, encoded)
+    message_rows: list[dict[str, Any]] = []
+    block_rows: list[dict[str, Any]] = []
+    for offset, e in enumerate(encoded):
+        seq = first_seq + offset
+        recorded = e.message.recorded_at or stamp
+        message_rows.append({**e.row, "session_id": sid, "seq": seq, "recorded_at": recorded})
+        for position, block in enumerate(e.blocks):
+            block_rows.append({**block, "session_id": sid, "seq": seq, "position": position})
+    conn.execute(INSERT_MESSAGE, message_rows)
+    if block_rows:
+        conn.execute(INSERT_BLOCK, block_rows)
+
+
+def _append(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime) -> None:
+    """Take the lock, allocating seqs for ``encoded``, and insert their rows."""
+    clock = _clock_after([e.message for e in encoded], now)
+    lock = _lock_session(conn, sid, len(encoded), clock)
+    _insert_messages(conn, sid, encoded, lock.first_seq, lock.stamp)
+
+
+def append_fresh(
+    conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime
+) -> None:
+    """Append messages assumed new; a stored id makes the unique index raise.
+
+    This is the fast path: no read before the insert. The caller falls back to
+    :func:`append_idempotent` on an integrity error.
+    """
+    _append(conn, sid, encoded, now)
+
+
+def append_idempotent(
+    conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime
+) -> None:
+    """Append messages, skipping those stored already with the same content.
+
+    Raises:
+        DuplicateMessageError: an id is stored with different content (nothing written).
+    """
+    if _lock_existing(conn, sid):
+        ids = [e.message.id for e in encoded]
+        stored = {
+            message_id: digest
+            for message_id, digest in conn.execute(
+                select(messages_table.c.message_id, messages_table.c.digest).where(
+                    messages_table.c.session_id == sid, messages_table.c.message_id.in_(ids)
+                )
+            )
+        }
+        fresh = []
+        for e in encoded:
+            digest = stored.get(e.message.id)
+            if digest is None:
+                fresh.append(e)
+            elif digest != e.digest:
+                raise DuplicateMessageError(
+                    f"message id {e.message.id!r} is stored with different content"
+                )
+        encoded = fresh
+    if encoded:
+        _append(conn, sid, encoded, now)
+
+
+def _sweep_blobs(conn: Connection, sid: str) -> None:
+    """Delete the session's blobs that no block references any more."""
+    conn.execute(
+        delete(blobs_table).where(
+            blobs_table.c.session_id == sid,
+            ~exists().where(
+                blocks_table.c.session_id == blobs_table.c.session_id,
+                blocks_table.c.blob_sha256 == blobs_table.c.sha256,
+            ),
+        )
+    )
+
+
+def plan_save(
+    messages: Sequence[Message],
+    lock: SessionLock,
+    stored: Sequence[StoredMessage] | None,
+) -> SavePlan | None:
+    """Decide how ``save`` turns the stored history into ``messages``; pure.
+
+    Stored messages are compared by id, content digest and, where the caller gives one
+    that may differ from the stored time (an import), ``recorded_at``. When the session
+    was last written by ``save``, the hash chain on the lock decides without ``stored``;
+    otherwise this returns ``None`` until it is given the stored messages.
+    """
+    if not messages:
+        return SavePlan(keep=0, clear=True)
+    times = not all(time_is_stored(m) for m in messages)
+    known = lock.history_len
+    if (
+        not times
+        and known is not None
+        and known <= len(messages)
+        and lock.history_digest == history_digest(messages, known)
+    ):
+        return SavePlan(keep=known)
+    if stored is None:
+        return None
+    same = 0
+    for row, message in zip(stored, messages, strict=False):
+        if row.message_id != message.id or row.digest != digest_of(message):
+            break
+        if times and message.recorded_at is not None and message.recorded_at != row.recorded_at:
+            break
+        same += 1
+    if same == len(stored):
+        return SavePlan(keep=same)
+    return SavePlan(keep=same, delete_from_seq=stored[same].seq)
+
+
+def _stored_messages(conn: Connection, sid: str) -> list[StoredMessage]:
+    columns = messages_table.c
+    rows = conn.execute(
+        select(columns.seq, columns.message_id, columns.digest, columns.recorded_at)
+        .where(columns.session_id == sid)
+        .order_by(columns.seq)
+    )
+    return [StoredMessage(*row) for row in rows]
+
+
+def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime) -> None:
+    """Make the session's history ``messages``, writing only from the first difference.
+
+    Takes the session's lock once, decides with :func:`plan_save` (reading the stored ids
+    and digests only when the hash chain cannot vouch for them), then deletes and inserts
+    what the plan says. A history that grew by k messages inserts k messages, and only
+    the messages written are encoded.
+    """
+    lock = _lock_session(conn, sid, 0, now, keep_history=True)
+    plan = plan_save(messages, lock, None)
+    if plan is None:
+        plan = plan_save(messages, lock, _stored_messages(conn, sid))
+        assert plan is not None  # noqa: S101 - the stored messages always decide
+    if plan.clear:
+        _delete_session(conn, sid)
+        return
+    if plan.delete_from_seq is not None:
+        conn.execute(
+            delete(messages_table).where(
+                messages_table.c.session_id == sid, messages_table.c.seq >= plan.delete_from_seq
+            )
+        )
+    written = messages[plan.keep :]
+    after = (history_digest(messages, len(messages)), len(messages))
+    if written:
+        first_seq = lock.first_seq
+        stamp = max(lock.stamp, _clock_after(written, now))
+        _insert_messages(conn, sid, [encode_message(m) for m in written], first_seq, stamp)
+        _set_session(conn, sid, first_seq + len(written), stamp, after)
+    else:
+        _remember_history(conn, sid, *after)
+    if plan.delete_from_seq is not None:
+        _sweep_blobs(conn, sid)
+
+
+def evict(conn: Connection, sid: str, keep: int) -> int:
+    """Delete the oldest messages so at most ``keep`` remain, never leaving a tool
+    message at the head; returns how many were deleted."""
+    if not _lock_existing(conn, sid):
+        return 0
+    boundary = conn.scalar(
+        select(messages_table.c.seq)
+        .where(messages_table.c.session_id == sid)
+        .order_by(messages_table.c.seq.desc())
+        .offset(keep)
+        .limit(1)
+    )
+    if boundary is None:
+        return 0
+    start = conn.scalar(
+        select(func.min(messages_table.c.seq)).where(
+            messages_table.c.session_id == sid,
+            messages_table.c.seq > boundary,
+            messages_table.c.role != Role.TOOL.value,
+        )
+    )
+    if start is None:
+        return _delete_session(conn, sid)
+    deleted = conn.execute(
+        delete(messages_table).where(
+            messages_table.c.session_id == sid, messages_table.c.seq < start
+        )
+    ).rowcount
+    _sweep_blobs(conn, sid)
+    _remember_history(conn, sid, None, None)
+    return int(deleted)
+
+
+def _delete_session(conn: Connection, sid: str) -> int:
+    """Delete the session, its messages, blocks and blobs; returns messages deleted."""
+    deleted = conn.execute(
+        delete(messages_table).where(messages_table.c.session_id == sid)
+    ).rowcount
+    conn.execute(delete(sessions_table).where(sessions_table.c.session_id == sid))
+    return int(deleted)
+
+
+def clear(conn: Connection, sid: str) -> int:
+    """Delete the session, its messages, blocks and blobs; returns messages deleted."""
+    return _delete_session(conn, sid)
