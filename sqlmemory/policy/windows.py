@@ -20,7 +20,16 @@ __all__ = ["FixedWindow", "NoOp", "Policy", "RecentWindow", "TailPolicy", "Token
 
 @runtime_checkable
 class Policy(Protocol):
-    """Chooses, at read time, which messages of a history are sent to the model."""
+    """Chooses, at read time, which messages of a history are sent to the model.
+
+    Anything with an ``apply`` method is a policy:
+
+    >>> class LastOne:
+    ...     def apply(self, messages):
+    ...         return list(messages[-1:])
+    >>> isinstance(LastOne(), Policy)
+    True
+    """
 
     def apply(self, messages: Sequence[Message]) -> list[Message]:
         """The window of ``messages`` (oldest first), as a new list."""
@@ -33,6 +42,9 @@ class TailPolicy(Policy, Protocol):
 
     Storages use this to read only the newest messages of a long session. A policy that
     does not implement it still works: the storage reads the whole history for it.
+
+    >>> isinstance(FixedWindow(2), TailPolicy)
+    True
     """
 
     @property
@@ -57,7 +69,11 @@ def _pick(messages: Sequence[Message], policy: TailPolicy) -> list[Message]:
 
 @dataclass(frozen=True)
 class NoOp:
-    """Every message, unchanged (orphans included), as a new list."""
+    """Every message, unchanged (orphans included), as a new list.
+
+    >>> len(NoOp().apply([Message.user("ping"), Message.assistant("pong")]))
+    2
+    """
 
     def apply(self, messages: Sequence[Message]) -> list[Message]:
         return list(messages)
@@ -65,7 +81,12 @@ class NoOp:
 
 @dataclass(frozen=True)
 class FixedWindow:
-    """The most recent ``n`` groups; ``n <= 0`` gives an empty window."""
+    """The most recent ``n`` groups; ``n <= 0`` gives an empty window.
+
+    >>> history = [Message.user(text) for text in ("one", "two", "three", "four", "five")]
+    >>> [m.text_content() for m in FixedWindow(2).apply(history)]
+    ['four', 'five']
+    """
 
     n: int
     needs_content = False
@@ -123,6 +144,10 @@ class TokenWindow:
     exact fit is included). The newest group is always included, even alone over
     budget. ``tokenizer`` defaults to :func:`estimate_tokens`; results ``<= 0`` count
     as zero.
+
+    >>> history = [Message.user(text) for text in ("first", "second", "third")]
+    >>> [m.text_content() for m in TokenWindow(25, tokenizer=lambda m: 10).apply(history)]
+    ['second', 'third']
     """
 
     max_tokens: int

@@ -37,7 +37,11 @@ Content = Union[str, Block, Iterable[Union[str, Block]]]  # noqa: UP007 - runtim
 
 
 class Role(str, Enum):
-    """Who speaks a message. Wherever a role is taken, its string value is accepted too."""
+    """Who speaks a message. Wherever a role is taken, its string value is accepted too.
+
+    >>> Message("user", "hi").role is Role.USER
+    True
+    """
 
     SYSTEM = "system"
     USER = "user"

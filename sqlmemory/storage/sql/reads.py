@@ -114,6 +114,23 @@ def _page_statements() -> tuple[Executable, Executable]:
     return newest, newest.where(messages_table.c.seq < bindparam("before"))
 
 
+def _older_page(
+    conn: Connection, sid: str, page: int, before: RowMapping | None
+) -> list[RowMapping]:
+    """The ``page`` messages before ``before`` (the newest if ``None``), oldest first."""
+    first_page, older_page = _page_statements()
+    if before is None:
+        chunk = conn.execute(first_page, {"sid": sid, "page": page}).mappings().all()
+    else:
+        params = {"sid": sid, "page": page, "before": before["seq"]}
+        chunk = conn.execute(older_page, params).mappings().all()
+    return list(reversed(chunk))
+
+
+def _has_blocks(rows: Sequence[RowMapping]) -> bool:
+    return any(r["n_blocks"] for r in rows)
+
+
 def read_tail(
     conn: Connection, sid: str, policy: TailPolicy, *, one_statement: bool = False
 ) -> list[Message] | None:
@@ -127,23 +144,16 @@ def read_tail(
     page = max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1)
     rows: list[RowMapping] = []
     items: list[Any] = []
-    first_page, older_page = _page_statements()
     while True:
-        if rows:
-            params = {"sid": sid, "page": page, "before": rows[0]["seq"]}
-            chunk = conn.execute(older_page, params).mappings().all()
-        else:
-            chunk = conn.execute(first_page, {"sid": sid, "page": page}).mappings().all()
-        complete = len(chunk) < page
-        older = list(reversed(chunk))
+        older = _older_page(conn, sid, page, rows[0] if rows else None)
         rows = older + rows
-        if policy.needs_content:
-            if one_statement and any(r["n_blocks"] for r in older):
-                return None
-            items = _messages(conn, sid, older) + items
-        else:
+        if not policy.needs_content:
             items = [entry_of(r) for r in older] + items
-        chosen = policy.select(items, complete)
+        elif one_statement and _has_blocks(older):
+            return None
+        else:
+            items = _messages(conn, sid, older) + items
+        chosen = policy.select(items, len(older) < page)
         if chosen is not None:
             break
         if one_statement:
@@ -152,6 +162,6 @@ def read_tail(
     if policy.needs_content:
         return [items[i] for i in chosen]
     picked = [rows[i] for i in chosen]
-    if one_statement and any(r["n_blocks"] for r in picked):
+    if one_statement and _has_blocks(picked):
         return None
     return _messages(conn, sid, picked)
