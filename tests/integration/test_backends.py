@@ -12,7 +12,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from ._backends import (
+from tests.support.backends import (
     LOCAL_URL,
     MYSQL_MIN_ALLOWED_PACKET,
     REQUIRE_ENV,

@@ -25,8 +25,7 @@ from sqlalchemy.pool import NullPool, StaticPool
 from sqlmemory import migrate
 from sqlmemory.errors import SchemaError, StorageError
 from sqlmemory.storage.sql.schema import Base
-
-from ._backends import drop_sqlmemory_tables
+from tests.support.backends import drop_sqlmemory_tables
 
 REPO = Path(__file__).resolve().parents[2]
 TABLES = {table.name for table in Base.metadata.sorted_tables}

@@ -18,9 +18,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 
 from sqlmemory import DocumentBlock, ImageBlock, Message, SqlStorage, StorageError
-
-from ._tables import delete_everything, snapshot
-from .cases import PDF_BYTES, image_bytes, timeless
+from tests.support.cases import PDF_BYTES, image_bytes, timeless
+from tests.support.tables import delete_everything, snapshot
 
 SID = "atomic"
 OTHER = "bystander"

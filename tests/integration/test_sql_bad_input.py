@@ -16,9 +16,7 @@ from sqlmemory import (
     Message,
     SqlStorage,
 )
-
-from ._tables import row_counts, snapshot
-from .cases import (
+from tests.support.cases import (
     BAD_COUNTS,
     BAD_MESSAGE_BUILDERS,
     BAD_SESSION_IDS,
@@ -28,6 +26,7 @@ from .cases import (
     timeless,
     tool_history,
 )
+from tests.support.tables import row_counts, snapshot
 
 SID = "bad-input"
 EMPTY = {"sessions": 0, "messages": 0, "blocks": 0, "blobs": 0}

@@ -8,9 +8,8 @@ import pytest
 import sqlalchemy as sa
 
 from sqlmemory import DocumentBlock, ImageBlock, Message, SqlStorage, estimate_tokens
-
-from ._tables import BLOBS, BLOCKS, blob_rows, orphan_blobs, row_counts
-from .cases import PDF_BYTES, PIL_FORMATS, image_bytes, image_tokens, png_header_only
+from tests.support.cases import PDF_BYTES, PIL_FORMATS, image_bytes, image_tokens, png_header_only
+from tests.support.tables import BLOBS, BLOCKS, blob_rows, orphan_blobs, row_counts
 
 SID = "blobs"
 PNG_A = image_bytes(100, 50, seed=1)

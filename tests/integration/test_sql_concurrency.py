@@ -10,10 +10,14 @@ from collections.abc import Callable
 import sqlalchemy as sa
 
 from sqlmemory import FixedWindow, ImageBlock, Message, SqlStorage, ToolCall
-
-from ._tables import blob_rows, message_seqs, orphan_blobs
-from ._writers import WRITER_BATCHES, check_writers_outcome, process_writer, writer_batch
-from .cases import image_bytes, timeless
+from tests.support.cases import image_bytes, timeless
+from tests.support.tables import blob_rows, message_seqs, orphan_blobs
+from tests.support.writers import (
+    WRITER_BATCHES,
+    check_writers_outcome,
+    process_writer,
+    writer_batch,
+)
 
 SID = "shared"
 THREADS = 8

@@ -13,12 +13,11 @@ from sqlmemory import (
     Message,
     SqlStorage,
 )
-
-from ._tables import rows, seqs
-from .cases import (
+from tests.support.cases import (
     ids,
     image_bytes,
 )
+from tests.support.tables import rows, seqs
 
 SID = "api"
 

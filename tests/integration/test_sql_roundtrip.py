@@ -17,9 +17,7 @@ from sqlmemory import (
     ToolCall,
     estimate_tokens,
 )
-
-from ._tables import MESSAGES
-from .cases import (
+from tests.support.cases import (
     BIG_TEXT,
     IMPORTED_AT,
     METADATA,
@@ -30,6 +28,7 @@ from .cases import (
     image_sizes,
     timeless,
 )
+from tests.support.tables import MESSAGES
 
 SID = "roundtrip"
 

@@ -22,9 +22,7 @@ from sqlmemory import (
     TokenWindow,
     ToolCall,
 )
-
-from ._tables import EMPTY, counts, rows, seqs
-from .cases import (
+from tests.support.cases import (
     EVICT_CASES,
     EVICT_ORPHAN_CASES,
     RECENT_CASES,
@@ -35,6 +33,7 @@ from .cases import (
     timeless,
     tool_history,
 )
+from tests.support.tables import EMPTY, counts, rows, seqs
 
 SID = "api"
 

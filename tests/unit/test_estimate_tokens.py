@@ -17,8 +17,7 @@ from sqlmemory import (
     ToolCall,
     estimate_tokens,
 )
-
-from ._images import image_bytes, png_header_only
+from tests.support.cases import image_bytes, png_header_only
 
 BASE = 4  # every message costs 4 before its blocks
 

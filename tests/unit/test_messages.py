@@ -25,8 +25,7 @@ from sqlmemory import (
     ThinkingBlock,
     ToolCall,
 )
-
-from ._images import image_bytes
+from tests.support.cases import image_bytes
 
 PNG = image_bytes(2, 2, "image/png")
 JPEG = image_bytes(2, 2, "image/jpeg")

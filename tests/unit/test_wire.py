@@ -31,8 +31,7 @@ from sqlmemory import (
     ToolCall,
 )
 from sqlmemory.wire import WIRE_VERSION, messages_from_dicts, messages_to_dicts
-
-from ._images import image_bytes
+from tests.support.cases import image_bytes
 
 UTC = timezone.utc
 WHEN = datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=UTC)

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlmemory import ImageBlock, Message
-
-from .cases import image_bytes
+from tests.support.cases import image_bytes
 
 WRITER_BATCHES = 10
 BATCH_SIZE = 3

@@ -1,0 +1,293 @@
+"""The scenarios: each times sqlmemory against the raw driver on one backend."""
+
+from __future__ import annotations
+
+import gc
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from backends import Backend
+from corpus import Corpus, chunks, noise_png, to_message
+from sizes import Sizes, size_label
+from timing import interleaved, rotating, summarize
+
+from sqlmemory import (
+    FixedWindow,
+    ImageBlock,
+    Message,
+    SqlStorage,
+    TokenWindow,
+    estimate_tokens,
+)
+
+
+class Run:
+    """One backend's scenarios; every sqlmemory session it makes is cleared at the end."""
+
+    def __init__(self, backend: Backend, sizes: Sizes, run_id: str, log: Callable[[str], None]):
+        self.b = backend
+        self.sizes = sizes
+        self.run_id = run_id
+        self.log = log
+        self.storage = SqlStorage(backend.engine)
+        self.raw = backend.raw
+        self.sessions: list[str] = []
+        self.results: list[dict[str, Any]] = []
+        self.corpus = Corpus()
+
+    def sid(self, what: str) -> str:
+        sid = f"bench-{self.run_id}-{what}"
+        self.sessions.append(sid)
+        return sid
+
+    def record(
+        self,
+        scenario: str,
+        label: str,
+        ours: Sequence[float],
+        raw: Sequence[float] | None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        mine = summarize(ours)
+        theirs = summarize(raw) if raw is not None else None
+        entry: dict[str, Any] = {
+            "scenario": scenario,
+            "label": label,
+            "backend": self.b.name,
+            "sqlmemory": mine,
+            "raw": theirs,
+            "ratio": mine["median_ms"] / theirs["median_ms"] if theirs else None,
+            **extra,
+        }
+        self.results.append(entry)
+        return entry
+
+    def fill(self, sid: str, rows: Sequence[tuple[str, str]]) -> list[Message]:
+        """Untimed: the same rows into sqlmemory (large batch appends) and the raw table.
+
+        Returns the newest ``window`` messages given to sqlmemory.
+        """
+        batch = self.sizes.fill_batch
+        last: list[Message] = []
+        for part in chunks(rows, batch):
+            last = [to_message(role, text) for role, text in part]
+            self.storage.append(sid, *last)
+        self.raw.fill(sid, rows, batch)
+        return last[-self.sizes.window :]
+
+    # -- scenarios ---------------------------------------------------------------------
+
+    def append_one(self) -> None:
+        s = self.sizes
+        sid = self.sid("append-one")
+        rows = self.corpus.rows(s.append_warmup + s.append_one)
+        messages = [to_message(role, text) for role, text in rows]
+        storage, raw = self.storage, self.raw
+        ours, theirs = interleaved(
+            lambda i: storage.append(sid, messages[i]),
+            lambda i: raw.append_one(sid, *rows[i]),
+            s.append_one,
+            s.append_warmup,
+        )
+        self.check_counts(sid, len(rows))
+        self.record("append_one", f"append_one x{s.append_one}", ours, theirs)
+
+    def append_batch(self) -> None:
+        s = self.sizes
+        sid = self.sid("append-batch")
+        total = s.batch_warmup + s.batches
+        rows = self.corpus.rows(total * s.batch_size)
+        batches = list(chunks(rows, s.batch_size))
+        messages = [[to_message(role, text) for role, text in b] for b in batches]
+        storage, raw = self.storage, self.raw
+        ours, theirs = interleaved(
+            lambda i: storage.append(sid, *messages[i]),
+            lambda i: raw.append_many(sid, batches[i]),
+            s.batches,
+            s.batch_warmup,
+        )
+        self.check_counts(sid, len(rows))
+        self.record("append_batch", f"append_batch {s.batches}x{s.batch_size}", ours, theirs)
+
+    def windows_and_full(self) -> None:
+        s = self.sizes
+        storage, raw = self.storage, self.raw
+        full_sid: str | None = None
+        sessions: list[tuple[int, str, int]] = []  # (messages, sid, token budget)
+        for n in s.window_sessions:
+            sid = self.sid(f"window-{n}")
+            start = time.perf_counter()
+            newest = self.fill(sid, self.corpus.rows(n))
+            self.log(f"  filled {n:,} messages in {time.perf_counter() - start:.1f}s")
+            if n == s.full_read:
+                full_sid = sid
+            # The exact cost of the newest `window` messages: TokenWindow picks just them.
+            sessions.append((n, sid, sum(estimate_tokens(m) for m in newest)))
+        for variant in ("FixedWindow", "TokenWindow"):
+            # Every session size and the raw reads run in one rotating loop, so the
+            # 100k / 1k ratio compares reads made under the same conditions.
+            fns: list[Callable[[int], object]] = []
+            policies = []
+            for _n, sid, budget in sessions:
+                policy = FixedWindow(s.window) if variant == "FixedWindow" else TokenWindow(budget)
+                got = storage.load(sid, policy)
+                self.check_same(got, raw.window(sid, s.window))
+                policies.append((policy, len(got)))
+                fns.append(lambda _i, policy=policy, sid=sid: storage.load(sid, policy))
+                fns.append(lambda _i, sid=sid: raw.window(sid, s.window))
+            gc.collect()
+            samples = rotating(fns, s.window_reps, s.window_warmup)
+            for k, (n, _sid, _budget) in enumerate(sessions):
+                policy, returned = policies[k]
+                self.record(
+                    "window_read",
+                    f"window_read {variant} @{size_label(n)}",
+                    samples[2 * k],
+                    samples[2 * k + 1],
+                    variant=variant,
+                    messages=n,
+                    returned=returned,
+                    policy=repr(policy),
+                )
+        if full_sid is None:
+            full_sid = self.sid("full")
+            self.fill(full_sid, self.corpus.rows(s.full_read))
+        got = storage.load(full_sid)
+        expected = raw.full(full_sid)
+        self.check_same(got, expected)
+        gc.collect()
+        sid = full_sid
+        ours, theirs = interleaved(
+            lambda _i: storage.load(sid),
+            lambda _i: raw.full(sid),
+            s.full_reps,
+            s.full_warmup,
+        )
+        self.record(
+            "full_read",
+            f"full_read @{size_label(s.full_read)}",
+            ours,
+            theirs,
+            messages=s.full_read,
+        )
+
+    def resave(self, append_one_median: float | None) -> None:
+        s = self.sizes
+        sid = self.sid("resave")
+        rows = self.corpus.rows(2 * s.resave_turns)
+        history: list[Message] = []
+        storage, raw = self.storage, self.raw
+
+        def ours(turn: int) -> None:
+            history.extend(to_message(role, text) for role, text in rows[2 * turn : 2 * turn + 2])
+            storage.save(sid, history)
+
+        # The raw application keeps its history in memory too and persists the new pair.
+        def theirs(turn: int) -> None:
+            raw.append_many(sid, rows[2 * turn : 2 * turn + 2])
+
+        mine, raw_times = interleaved(ours, theirs, s.resave_turns, 0)
+        self.check_counts(sid, len(rows))
+        tail = s.resave_tail
+        entry = self.record(
+            "resave",
+            f"resave @turn{s.resave_turns} (last {tail})",
+            mine[-tail:],
+            raw_times[-tail:],
+            turns=s.resave_turns,
+            first_turns=summarize(mine[:tail]),
+        )
+        if append_one_median:
+            entry["vs_append_one"] = entry["sqlmemory"]["median_ms"] / append_one_median
+
+    def image_window(self) -> None:
+        s = self.sizes
+        sid = self.sid("images")
+        rng = random.Random(99)
+        texts = self.corpus.rows(s.image_messages)
+        raw_rows: list[tuple[str, str, bytes | None]] = []
+        messages: list[Message] = []
+        image_bytes = 0
+        for i, (role, text) in enumerate(texts):
+            if i % s.image_every == s.image_every - 1:
+                png = noise_png(rng, s.image_side)
+                image_bytes += len(png)
+                raw_rows.append(("user", text, png))
+                messages.append(Message.user([text, ImageBlock(data=png, media_type="image/png")]))
+            else:
+                raw_rows.append((role, text, None))
+                messages.append(to_message(role, text))
+        for part in chunks(messages, 100):
+            self.storage.append(sid, *part)
+        self.raw.fill_images(sid, raw_rows, 100)
+        storage, raw = self.storage, self.raw
+        policy = FixedWindow(s.window)
+        got = storage.load(sid, policy)
+        expected = raw.image_window(sid, s.window)
+        images = sum(1 for m in got for b in m.content if isinstance(b, ImageBlock))
+        if [m.content[0].text for m in got] != [r["content"] for r in expected] or images != sum(
+            1 for r in expected if r["image"] is not None
+        ):
+            raise AssertionError("sqlmemory and raw disagree on the image window")
+        gc.collect()
+        ours, theirs = interleaved(
+            lambda _i: storage.load(sid, policy),
+            lambda _i: raw.image_window(sid, s.window),
+            s.image_reps,
+            s.image_warmup,
+        )
+        self.record(
+            "image_window_read",
+            f"image_window_read FixedWindow @{size_label(s.image_messages)}",
+            ours,
+            theirs,
+            messages=s.image_messages,
+            images_in_session=s.image_messages // s.image_every,
+            images_in_window=images,
+            mean_image_bytes=image_bytes // max(len(texts) // s.image_every, 1),
+        )
+
+    # -- checks and cleanup -------------------------------------------------------------
+
+    def check_counts(self, sid: str, expected: int) -> None:
+        got = self.storage.count(sid)
+        if got != expected:
+            raise AssertionError(f"{sid}: sqlmemory holds {got} messages, expected {expected}")
+
+    @staticmethod
+    def check_same(got: Sequence[Message], expected: Sequence[dict[str, Any]]) -> None:
+        """Both sides returned the same messages (same texts, same roles, same order)."""
+        ours = [(m.role.value, m.content[0].text) for m in got]  # type: ignore[union-attr]
+        theirs = [(r["role"], r["content"]) for r in expected]
+        if ours != theirs:
+            raise AssertionError(
+                f"sqlmemory returned {len(ours)} messages, raw {len(theirs)}; they differ"
+            )
+
+    def clear(self) -> None:
+        """Best effort: a failure here must not hide the one that ended the run."""
+        for sid in self.sessions:
+            try:
+                self.storage.clear(sid)
+            except Exception as exc:
+                self.log(f"{self.b.name}: could not clear {sid}: {exc}")
+
+    def run(self) -> list[dict[str, Any]]:
+        name = self.b.name
+        try:
+            self.log(f"{name}: append_one")
+            self.append_one()
+            append_one_median = self.results[-1]["sqlmemory"]["median_ms"]
+            self.log(f"{name}: append_batch")
+            self.append_batch()
+            self.log(f"{name}: window_read, full_read")
+            self.windows_and_full()
+            self.log(f"{name}: resave")
+            self.resave(append_one_median)
+            self.log(f"{name}: image_window_read")
+            self.image_window()
+        finally:
+            self.clear()
+        return self.results

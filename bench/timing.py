@@ -1,0 +1,58 @@
+"""Clocks and statistics: per-operation timing, interleaved rep by rep, and its summary."""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+
+def summarize(samples_ms: Sequence[float]) -> dict[str, Any]:
+    """Median, nearest-rank p95, min and count of samples in milliseconds."""
+    ordered = sorted(samples_ms)
+    p95 = ordered[max(math.ceil(0.95 * len(ordered)) - 1, 0)]
+    return {
+        "median_ms": statistics.median(ordered),
+        "p95_ms": p95,
+        "min_ms": ordered[0],
+        "n": len(ordered),
+    }
+
+
+def rotating(fns: Sequence[Callable[[int], object]], reps: int, warmup: int) -> list[list[float]]:
+    """Time each of ``fns`` once per rep, in an order that rotates with every rep.
+
+    Returns one list of samples (ms) per function; warm-up reps are not recorded. Running
+    the contenders in the same loop makes background load hit them alike, and rotating
+    the order means none always runs on a cache another just warmed.
+    """
+    samples: list[list[float]] = [[] for _ in fns]
+    clock = time.perf_counter
+    k = len(fns)
+    for i in range(warmup + reps):
+        for j in range(k):
+            index = (i + j) % k
+            start = clock()
+            fns[index](i)
+            elapsed = (clock() - start) * 1000.0
+            if i >= warmup:
+                samples[index].append(elapsed)
+    return samples
+
+
+def interleaved(
+    ours: Callable[[int], object],
+    raw: Callable[[int], object],
+    reps: int,
+    warmup: int,
+) -> tuple[list[float], list[float]]:
+    """Time ``ours(i)`` and ``raw(i)`` alternately (see :func:`rotating`)."""
+    mine, theirs = rotating((ours, raw), reps, warmup)
+    return mine, theirs
+
+
+def now_utc() -> datetime:
+    return datetime.now(timezone.utc)
