@@ -5,11 +5,13 @@ the window policies (:mod:`sqlmemory.policy`), the storages (:mod:`sqlmemory.sto
 the short-term memories and the errors (:mod:`sqlmemory.errors`). The guide and the
 contract are in ``docs/``.
 
->>> from sqlmemory import FixedWindow, InMemoryStorage, Message
->>> storage = InMemoryStorage()
->>> storage.append("chat-1", Message.user("ping"), Message.assistant("pong"))
->>> [m.text_content() for m in storage.load("chat-1", FixedWindow(1))]
-['pong']
+Examples:
+    >>> from sqlmemory import FixedWindow, InMemoryStorage, Message
+    >>> storage = InMemoryStorage()
+    >>> storage.append("chat-1", Message.user("ping"), Message.assistant("pong"))
+    >>> window = storage.load("chat-1", FixedWindow(1))
+    >>> [m.text_content() for m in window]
+    ['pong']
 """
 
 from __future__ import annotations

@@ -32,67 +32,73 @@ _TRANSIENT_MYSQL_ERRORS = frozenset({1205, 1213})
 class SqlMemoryError(Exception):
     """Root of every error raised by sqlmemory.
 
-    >>> issubclass(StorageError, SqlMemoryError) and issubclass(InvalidMessageError, ValueError)
-    True
+    Examples:
+        >>> issubclass(StorageError, SqlMemoryError) and issubclass(InvalidMessageError, ValueError)
+        True
     """
 
 
 class InvalidMessageError(SqlMemoryError, ValueError):
     """A message, block or tool call is malformed; nothing was written.
 
-    >>> from sqlmemory import Message
-    >>> Message.tool("c1", "")
-    Traceback (most recent call last):
-    ...
-    sqlmemory.errors.InvalidMessageError: a tool message needs content or tool calls
+    Examples:
+        >>> from sqlmemory import Message
+        >>> Message.tool("c1", "")
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.InvalidMessageError: a tool message needs content or tool calls
     """
 
 
 class InvalidSessionIdError(SqlMemoryError, ValueError):
     """A session id is empty, too long, padded with whitespace or holds control characters.
 
-    >>> from sqlmemory import InMemoryStorage
-    >>> InMemoryStorage().count(" padded ")
-    Traceback (most recent call last):
-    ...
-    sqlmemory.errors.InvalidSessionIdError: session id has leading or trailing whitespace
+    Examples:
+        >>> from sqlmemory import InMemoryStorage
+        >>> InMemoryStorage().count(" padded ")
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.InvalidSessionIdError: session id has leading or trailing whitespace
     """
 
 
 class BlobTooLargeError(SqlMemoryError, ValueError):
     """Image or document bytes exceed the storage's configured limit.
 
-    >>> from sqlmemory import DocumentBlock, InMemoryStorage, Message
-    >>> storage = InMemoryStorage(max_blob_bytes=4)
-    >>> storage.append("s", Message.user([DocumentBlock(b"12345", "text/plain")]))
-    Traceback (most recent call last):
-    ...
-    sqlmemory.errors.BlobTooLargeError: document of 5 bytes exceeds the limit of 4 bytes
+    Examples:
+        >>> from sqlmemory import DocumentBlock, InMemoryStorage, Message
+        >>> storage = InMemoryStorage(max_blob_bytes=4)
+        >>> storage.append("s", Message.user([DocumentBlock(b"12345", "text/plain")]))
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.BlobTooLargeError: document of 5 bytes exceeds the limit of 4 bytes
     """
 
 
 class DuplicateMessageError(SqlMemoryError, ValueError):
     """A message id is already stored in the session with different content.
 
-    >>> from sqlmemory import InMemoryStorage, Message
-    >>> storage = InMemoryStorage()
-    >>> storage.append("s", Message.user("hi", id="m1"))
-    >>> storage.append("s", Message.user("hi", id="m1"))  # a retry: a no-op
-    >>> storage.append("s", Message.user("bye", id="m1"))
-    Traceback (most recent call last):
-    ...
-    sqlmemory.errors.DuplicateMessageError: message id 'm1' is stored with different content
+    Examples:
+        >>> from sqlmemory import InMemoryStorage, Message
+        >>> storage = InMemoryStorage()
+        >>> storage.append("s", Message.user("hi", id="m1"))
+        >>> storage.append("s", Message.user("hi", id="m1"))  # a retry: a no-op
+        >>> storage.append("s", Message.user("bye", id="m1"))
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.DuplicateMessageError: message id 'm1' is stored with different content
     """
 
 
 class StorageError(SqlMemoryError):
     """The database failed; the original driver error is the ``__cause__``.
 
-    >>> try:
-    ...     raise StorageError("load failed") from OSError("connection reset")
-    ... except SqlMemoryError as exc:
-    ...     print(type(exc.__cause__).__name__)
-    OSError
+    Examples:
+        >>> try:
+        ...     raise StorageError("load failed") from OSError("connection reset")
+        ... except SqlMemoryError as exc:
+        ...     print(type(exc.__cause__).__name__)
+        OSError
     """
 
 
@@ -101,8 +107,9 @@ class SchemaError(StorageError):
 
     The message names the command that fixes it (``sqlmemory migrate --url ...``).
 
-    >>> issubclass(SchemaError, StorageError)
-    True
+    Examples:
+        >>> issubclass(SchemaError, StorageError)
+        True
     """
 
 

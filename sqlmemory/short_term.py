@@ -17,10 +17,11 @@ __all__ = ["ShortTermMemory"]
 class ShortTermMemory:
     """A conversation's memory: append what happens, read the window to send.
 
-    >>> from sqlmemory import SqlStorage, FixedWindow
-    >>> storage = SqlStorage.from_url("sqlite://")
-    >>> ShortTermMemory(storage, "chat-1", FixedWindow(10)).policy
-    FixedWindow(n=10)
+    Examples:
+        >>> from sqlmemory import SqlStorage, FixedWindow
+        >>> storage = SqlStorage.from_url("sqlite://")
+        >>> ShortTermMemory(storage, "chat-1", FixedWindow(10)).policy
+        FixedWindow(n=10)
 
     Args:
         storage: where the messages live.

@@ -17,10 +17,11 @@ __all__ = ["AsyncShortTermMemory"]
 class AsyncShortTermMemory:
     """A conversation's memory: append what happens, read the window to send.
 
-    >>> from sqlmemory import AsyncSqlStorage, FixedWindow
-    >>> storage = AsyncSqlStorage.from_url("sqlite+aiosqlite://")
-    >>> AsyncShortTermMemory(storage, "chat-1", FixedWindow(10)).policy
-    FixedWindow(n=10)
+    Examples:
+        >>> from sqlmemory import AsyncSqlStorage, FixedWindow
+        >>> storage = AsyncSqlStorage.from_url("sqlite+aiosqlite://")
+        >>> AsyncShortTermMemory(storage, "chat-1", FixedWindow(10)).policy
+        FixedWindow(n=10)
 
     Args:
         storage: where the messages live.

@@ -7,9 +7,11 @@ argument key order included. Malformed input raises
 :class:`~sqlmemory.errors.InvalidMessageError` naming the field at fault; in a list, the
 item's index too.
 
->>> from sqlmemory import Message
->>> [m.text_content() for m in messages_from_dicts(messages_to_dicts([Message.user("hi")]))]
-['hi']
+Examples:
+    >>> from sqlmemory import Message
+    >>> documents = messages_to_dicts([Message.user("hi")])
+    >>> [m.text_content() for m in messages_from_dicts(documents)]
+    ['hi']
 """
 
 from __future__ import annotations

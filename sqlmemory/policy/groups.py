@@ -22,10 +22,11 @@ class Entry(NamedTuple):
     A named tuple rather than a dataclass: storages build one per row they page through.
     Policies group entries exactly as they group messages:
 
-    >>> from sqlmemory import Role
-    >>> entries = [Entry(Role.ASSISTANT, None, ("c1",), 9), Entry(Role.TOOL, "c1", (), 5)]
-    >>> group_indices(entries)
-    [[0, 1]]
+    Examples:
+        >>> from sqlmemory import Role
+        >>> entries = [Entry(Role.ASSISTANT, None, ("c1",), 9), Entry(Role.TOOL, "c1", (), 5)]
+        >>> group_indices(entries)
+        [[0, 1]]
     """
 
     role: Role
@@ -65,15 +66,16 @@ def group_indices(items: Sequence[Item]) -> list[list[int]]:
 def groups(messages: Sequence[Message]) -> list[list[Message]]:
     """The atomic groups of ``messages``, oldest first; orphan tool messages are left out.
 
-    >>> from sqlmemory import ToolCall
-    >>> history = [
-    ...     Message.user("6 x 7?"),
-    ...     Message.assistant(tool_calls=[ToolCall("c1", "multiply", {"a": 6, "b": 7})]),
-    ...     Message.tool("c1", "42"),
-    ...     Message.tool("c9", "an orphan"),
-    ... ]
-    >>> [[m.role.value for m in group] for group in groups(history)]
-    [['user'], ['assistant', 'tool']]
+    Examples:
+        >>> from sqlmemory import ToolCall
+        >>> history = [
+        ...     Message.user("6 x 7?"),
+        ...     Message.assistant(tool_calls=[ToolCall("c1", "multiply", {"a": 6, "b": 7})]),
+        ...     Message.tool("c1", "42"),
+        ...     Message.tool("c9", "an orphan"),
+        ... ]
+        >>> [[m.role.value for m in group] for group in groups(history)]
+        [['user'], ['assistant', 'tool']]
     """
     return [[messages[i] for i in group] for group in group_indices(messages)]
 

@@ -36,8 +36,9 @@ def estimate_tokens(message: Message) -> int:
     tile of the size read from the header (2500 when unknown); documents: bytes // 1500;
     tool calls: UTF-8 bytes of name + JSON arguments // 4.
 
-    >>> estimate_tokens(Message.user("twelve bytes"))  # 4 + 12 // 4
-    7
+    Examples:
+        >>> estimate_tokens(Message.user("twelve bytes"))  # 4 + 12 // 4
+        7
     """
     total = TOKENS_PER_MESSAGE
     for block in message.content:

@@ -24,11 +24,12 @@ class Policy(Protocol):
 
     Anything with an ``apply`` method is a policy:
 
-    >>> class LastOne:
-    ...     def apply(self, messages):
-    ...         return list(messages[-1:])
-    >>> isinstance(LastOne(), Policy)
-    True
+    Examples:
+        >>> class LastOne:
+        ...     def apply(self, messages):
+        ...         return list(messages[-1:])
+        >>> isinstance(LastOne(), Policy)
+        True
     """
 
     def apply(self, messages: Sequence[Message]) -> list[Message]:
@@ -43,8 +44,9 @@ class TailPolicy(Policy, Protocol):
     Storages use this to read only the newest messages of a long session. A policy that
     does not implement it still works: the storage reads the whole history for it.
 
-    >>> isinstance(FixedWindow(2), TailPolicy)
-    True
+    Examples:
+        >>> isinstance(FixedWindow(2), TailPolicy)
+        True
     """
 
     @property
@@ -71,8 +73,9 @@ def _pick(messages: Sequence[Message], policy: TailPolicy) -> list[Message]:
 class NoOp:
     """Every message, unchanged (orphans included), as a new list.
 
-    >>> len(NoOp().apply([Message.user("ping"), Message.assistant("pong")]))
-    2
+    Examples:
+        >>> len(NoOp().apply([Message.user("ping"), Message.assistant("pong")]))
+        2
     """
 
     def apply(self, messages: Sequence[Message]) -> list[Message]:
@@ -83,9 +86,11 @@ class NoOp:
 class FixedWindow:
     """The most recent ``n`` groups; ``n <= 0`` gives an empty window.
 
-    >>> history = [Message.user(text) for text in ("one", "two", "three", "four", "five")]
-    >>> [m.text_content() for m in FixedWindow(2).apply(history)]
-    ['four', 'five']
+    Examples:
+        >>> history = [Message.user(text) for text in ("one", "two", "three", "four", "five")]
+        >>> window = FixedWindow(2).apply(history)
+        >>> [m.text_content() for m in window]
+        ['four', 'five']
     """
 
     n: int
@@ -145,9 +150,11 @@ class TokenWindow:
     budget. ``tokenizer`` defaults to :func:`estimate_tokens`; results ``<= 0`` count
     as zero.
 
-    >>> history = [Message.user(text) for text in ("first", "second", "third")]
-    >>> [m.text_content() for m in TokenWindow(25, tokenizer=lambda m: 10).apply(history)]
-    ['second', 'third']
+    Examples:
+        >>> history = [Message.user(text) for text in ("first", "second", "third")]
+        >>> window = TokenWindow(25, tokenizer=lambda m: 10).apply(history)
+        >>> [m.text_content() for m in window]
+        ['second', 'third']
     """
 
     max_tokens: int

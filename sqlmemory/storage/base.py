@@ -23,9 +23,10 @@ class Storage(Protocol):
     The contract of each method, and of the errors it raises, is
     ``docs/contract/storage.md``; one test suite holds every storage to it.
 
-    >>> from sqlmemory import SqlStorage
-    >>> issubclass(SqlStorage, Storage)
-    True
+    Examples:
+        >>> from sqlmemory import SqlStorage
+        >>> issubclass(SqlStorage, Storage)
+        True
     """
 
     def append(self, session_id: str, *messages: Message) -> None:
@@ -64,10 +65,11 @@ class Storage(Protocol):
 class SessionView:
     """One session of a storage: the storage's methods without the session id.
 
-    >>> from sqlmemory import SqlStorage
-    >>> view = SqlStorage.from_url("sqlite://").session("chat-1")
-    >>> view.session_id
-    'chat-1'
+    Examples:
+        >>> from sqlmemory import SqlStorage
+        >>> view = SqlStorage.from_url("sqlite://").session("chat-1")
+        >>> view.session_id
+        'chat-1'
 
     Args:
         storage: the storage the session lives in.

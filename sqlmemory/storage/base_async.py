@@ -25,9 +25,10 @@ class AsyncStorage(Protocol):
     The contract of each method, and of the errors it raises, is
     ``docs/contract/storage.md``; one test suite holds every storage to it.
 
-    >>> from sqlmemory import AsyncSqlStorage
-    >>> issubclass(AsyncSqlStorage, AsyncStorage)
-    True
+    Examples:
+        >>> from sqlmemory import AsyncSqlStorage
+        >>> issubclass(AsyncSqlStorage, AsyncStorage)
+        True
     """
 
     async def append(self, session_id: str, *messages: Message) -> None:
@@ -66,10 +67,11 @@ class AsyncStorage(Protocol):
 class AsyncSessionView:
     """One session of a storage: the storage's methods without the session id.
 
-    >>> from sqlmemory import AsyncSqlStorage
-    >>> view = AsyncSqlStorage.from_url("sqlite+aiosqlite://").session("chat-1")
-    >>> view.session_id
-    'chat-1'
+    Examples:
+        >>> from sqlmemory import AsyncSqlStorage
+        >>> view = AsyncSqlStorage.from_url("sqlite+aiosqlite://").session("chat-1")
+        >>> view.session_id
+        'chat-1'
 
     Args:
         storage: the storage the session lives in.

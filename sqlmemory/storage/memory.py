@@ -28,11 +28,12 @@ class InMemoryStorage:
     Messages are immutable values, so handing them out shares nothing mutable; every
     method returns a new list.
 
-    >>> from sqlmemory import Message
-    >>> storage = InMemoryStorage()
-    >>> storage.append("chat-1", Message.user("ping"), Message.assistant("pong"))
-    >>> storage.count("chat-1"), storage.sessions()
-    (2, ['chat-1'])
+    Examples:
+        >>> from sqlmemory import Message
+        >>> storage = InMemoryStorage()
+        >>> storage.append("chat-1", Message.user("ping"), Message.assistant("pong"))
+        >>> storage.count("chat-1"), storage.sessions()
+        (2, ['chat-1'])
 
     Args:
         max_blob_bytes: the largest image or document accepted, in bytes (20 MiB).

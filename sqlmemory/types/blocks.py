@@ -60,8 +60,9 @@ def _check_bytes(value: object, what: str) -> bytes:
 class TextBlock:
     """Plain text.
 
-    >>> TextBlock("hello").text
-    'hello'
+    Examples:
+        >>> TextBlock("hello").text
+        'hello'
     """
 
     text: str
@@ -87,8 +88,9 @@ class ImageBlock:
 
     The pixel size of bytes is read from the image header (never decoded):
 
-    >>> ImageBlock(url="https://example.com/cat.png", media_type="image/png").kind
-    'image'
+    Examples:
+        >>> ImageBlock(url="https://example.com/cat.png", media_type="image/png").kind
+        'image'
     """
 
     data: bytes | None = None
@@ -164,8 +166,9 @@ class ImageBlock:
 class DocumentBlock:
     """A document given as bytes: a PDF or plain text.
 
-    >>> DocumentBlock(b"minutes", "text/plain", title="Notes").title
-    'Notes'
+    Examples:
+        >>> DocumentBlock(b"minutes", "text/plain", title="Notes").title
+        'Notes'
     """
 
     data: bytes
@@ -212,8 +215,9 @@ class DocumentBlock:
 class ThinkingBlock:
     """A model's reasoning, replayed to providers that ask for it back.
 
-    >>> ThinkingBlock("First, add.", signature="sig").signature
-    'sig'
+    Examples:
+        >>> ThinkingBlock("First, add.", signature="sig").signature
+        'sig'
     """
 
     thinking: str
@@ -266,9 +270,10 @@ def block_from_dict(data: Any, where: str = "block") -> Block:
 class ToolCall:
     """A call of a tool by the assistant.
 
-    >>> call = ToolCall("c1", "multiply", {"a": 6, "b": 7})
-    >>> call.arguments_json
-    '{"a":6,"b":7}'
+    Examples:
+        >>> call = ToolCall("c1", "multiply", {"a": 6, "b": 7})
+        >>> call.arguments_json
+        '{"a":6,"b":7}'
     """
 
     id: str

@@ -39,8 +39,9 @@ Content = Union[str, Block, Iterable[Union[str, Block]]]  # noqa: UP007 - runtim
 class Role(str, Enum):
     """Who speaks a message. Wherever a role is taken, its string value is accepted too.
 
-    >>> Message("user", "hi").role is Role.USER
-    True
+    Examples:
+        >>> Message("user", "hi").role is Role.USER
+        True
     """
 
     SYSTEM = "system"
@@ -84,8 +85,9 @@ class Message:
     Build messages with :meth:`user`, :meth:`assistant`, :meth:`system` and :meth:`tool`,
     or directly. Invalid values raise :class:`~sqlmemory.errors.InvalidMessageError`.
 
-    >>> Message.user("hi", id="m1") == Message(Role.USER, [TextBlock("hi")], id="m1")
-    True
+    Examples:
+        >>> Message.user("hi", id="m1") == Message(Role.USER, [TextBlock("hi")], id="m1")
+        True
     """
 
     role: Role
@@ -162,8 +164,9 @@ class Message:
     ) -> Message:
         """A user message.
 
-        >>> Message.user("What is 6 x 7?").text_content()
-        'What is 6 x 7?'
+        Examples:
+            >>> Message.user("What is 6 x 7?").text_content()
+            'What is 6 x 7?'
         """
         return cls._build(Role.USER, text_or_blocks, (), None, id, metadata, recorded_at)
 
@@ -178,8 +181,9 @@ class Message:
     ) -> Message:
         """A system message (instructions).
 
-        >>> Message.system("Answer briefly.").role
-        <Role.SYSTEM: 'system'>
+        Examples:
+            >>> Message.system("Answer briefly.").role
+            <Role.SYSTEM: 'system'>
         """
         return cls._build(Role.SYSTEM, text_or_blocks, (), None, id, metadata, recorded_at)
 
@@ -195,8 +199,9 @@ class Message:
     ) -> Message:
         """An assistant message: text, tool calls, or both.
 
-        >>> Message.assistant(tool_calls=[ToolCall("c1", "multiply", {"a": 6})]).call_ids
-        ('c1',)
+        Examples:
+            >>> Message.assistant(tool_calls=[ToolCall("c1", "multiply", {"a": 6})]).call_ids
+            ('c1',)
         """
         calls = tuple(tool_calls)
         return cls._build(Role.ASSISTANT, text_or_blocks, calls, None, id, metadata, recorded_at)
@@ -213,8 +218,9 @@ class Message:
     ) -> Message:
         """The result of the tool call ``tool_call_id``.
 
-        >>> Message.tool("c1", "42").tool_call_id
-        'c1'
+        Examples:
+            >>> Message.tool("c1", "42").tool_call_id
+            'c1'
         """
         return cls._build(Role.TOOL, text_or_blocks, (), tool_call_id, id, metadata, recorded_at)
 
@@ -268,8 +274,10 @@ class Message:
         Plain ``dict``/``list``/``str``/``int`` values that ``json.dumps`` accepts;
         ``recorded_at`` is ISO 8601 in UTC. :meth:`from_dict` reads it back equal.
 
-        >>> Message.user("hi", id="m1").to_dict()["content"]
-        [{'kind': 'text', 'text': 'hi'}]
+        Examples:
+            >>> data = Message.user("hi", id="m1").to_dict()
+            >>> data["role"], data["content"]
+            ('user', [{'kind': 'text', 'text': 'hi'}])
         """
         return {
             "v": WIRE_VERSION,
@@ -286,9 +294,10 @@ class Message:
     def from_dict(cls, data: Mapping[str, Any]) -> Message:
         """Rebuild a message from :meth:`to_dict` output.
 
-        >>> Message.from_dict({"role": "user", "content": [{"kind": "text", "text": "hi"}]})
-        ... # doctest: +ELLIPSIS
-        Message(role=<Role.USER: 'user'>, content=(TextBlock(text='hi'),), ...)
+        Examples:
+            >>> Message.from_dict({"role": "user", "content": [{"kind": "text", "text": "hi"}]})
+            ... # doctest: +ELLIPSIS
+            Message(role=<Role.USER: 'user'>, content=(TextBlock(text='hi'),), ...)
 
         Raises:
             InvalidMessageError: a field is missing, of the wrong type or invalid; the

@@ -47,8 +47,9 @@ class SqlStorage(SqlStorageBase[Engine]):
     must be at the head revision of the shipped migrations (``sqlmemory migrate``). The
     methods, their errors and their cost are in ``docs/contract/storage.md``.
 
-    >>> storage = SqlStorage.from_url("sqlite:///chat.db")  # doctest: +SKIP
-    >>> storage.append("chat-1", Message.user("Hello!"))  # doctest: +SKIP
+    Examples:
+        >>> storage = SqlStorage.from_url("sqlite:///chat.db")  # doctest: +SKIP
+        >>> storage.append("chat-1", Message.user("Hello!"))  # doctest: +SKIP
 
     Args:
         engine: the engine to use; the caller keeps it and disposes it.

@@ -52,8 +52,9 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
     must be at the head revision of the shipped migrations (``sqlmemory migrate``). The
     methods, their errors and their cost are in ``docs/contract/storage.md``.
 
-    >>> storage = AsyncSqlStorage.from_url("sqlite+aiosqlite:///chat.db")  # doctest: +SKIP
-    >>> await storage.append("chat-1", Message.user("Hello!"))  # doctest: +SKIP
+    Examples:
+        >>> storage = AsyncSqlStorage.from_url("sqlite+aiosqlite:///chat.db")  # doctest: +SKIP
+        >>> await storage.append("chat-1", Message.user("Hello!"))  # doctest: +SKIP
 
     Args:
         engine: the engine to use; the caller keeps it and disposes it.
