@@ -1,4 +1,4 @@
-"""Where the integration tests find each database backend (SPEC section 5).
+"""Where the tests find each database backend (docs/contract/backends.md).
 
 Plain functions, kept apart from the fixtures so that the resolution rules can be
 unit-tested with a fake environment and fake probes.
@@ -95,7 +95,7 @@ def redact(url: str) -> str:
 
 
 def normalize_sync_url(backend: str, url: str) -> str:
-    """Give ``url`` the SPEC's sync driver when it names none, and utf8mb4 on MySQL."""
+    """Give ``url`` its sync driver (docs/contract/backends.md) if none, and utf8mb4 on MySQL."""
     parsed = make_url(url)
     if "+" not in parsed.drivername:
         parsed = parsed.set(drivername=SYNC_DRIVER[backend])
@@ -212,7 +212,7 @@ def resolve_url(
     probe: Probe = probe_url,
     container: ContainerStarter = start_container,
 ) -> str:
-    """Return a reachable sync URL for ``backend`` following SPEC section 5.
+    """Return a reachable sync URL for ``backend`` following docs/contract/backends.md.
 
     An explicit ``$SQLMEMORY_TEST_*_URL`` that does not answer is not replaced by a
     fallback: the caller asked for that server.

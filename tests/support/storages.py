@@ -303,13 +303,18 @@ class Subject:
 
 
 @contextlib.contextmanager
-def open_subject(name: str, databases: Databases) -> Iterator[Subject]:
-    """The subject called ``name`` (one of :data:`SUBJECTS`) on clean tables."""
+def open_subject(name: str, databases: Databases | None) -> Iterator[Subject]:
+    """The subject called ``name`` (one of :data:`SUBJECTS`) on clean tables.
+
+    ``databases`` may be ``None`` for ``"memory"``, which needs none.
+    """
     if name == "memory":
         from sqlmemory import InMemoryStorage
 
         yield Subject(name, InMemoryStorage)
         return
+    if databases is None:
+        raise ValueError(f"{name} needs the databases")
     backend, kind = name.rsplit("-", 1)
     engine = databases.clean_engine(backend)
     with contextlib.ExitStack() as stack:
