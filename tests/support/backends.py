@@ -104,6 +104,15 @@ def normalize_sync_url(backend: str, url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
+def missing_driver(url: str) -> str | None:
+    """Why ``url``'s driver cannot be loaded (it is not installed), or ``None``."""
+    try:
+        make_url(url).get_dialect().import_dbapi()
+    except ImportError as exc:
+        return f"driver of {make_url(url).drivername} not installed ({exc})"
+    return None
+
+
 def async_url(backend: str, sync_url: str) -> str:
     """Map a sync URL to the same database through the backend's async driver."""
     parsed = make_url(sync_url).set(drivername=ASYNC_DRIVER[backend])
@@ -139,7 +148,10 @@ def probe_url(url: str) -> str | None:
     connect_args: dict[str, object] = {}
     if parsed.drivername in ("postgresql+psycopg", "mysql+pymysql"):
         connect_args["connect_timeout"] = PROBE_TIMEOUT
-    engine = sa.create_engine(parsed, poolclass=NullPool, connect_args=connect_args)
+    try:
+        engine = sa.create_engine(parsed, poolclass=NullPool, connect_args=connect_args)
+    except ImportError as exc:  # the driver is not installed
+        return f"{redact(url)}: driver not installed ({type(exc).__name__}: {exc})"
     try:
         with engine.connect() as conn:
             conn.execute(sa.text("SELECT 1"))
