@@ -101,7 +101,7 @@ def engine(backend: str, databases: Databases) -> sa.Engine:
 
 @pytest.fixture(params=STORAGE_KINDS, ids=STORAGE_KINDS)
 def storage(
-    request: pytest.FixtureRequest, engine: sa.Engine, async_db_url: str
+    request: pytest.FixtureRequest, engine: sa.Engine, backend: str, databases: Databases
 ) -> Iterator[SqlStorage | BlockingAsyncStorage]:
     """A storage on the clean tables of ``engine``: ``SqlStorage``, or the async one.
 
@@ -109,8 +109,11 @@ def storage(
     :class:`~tests.support.storages.BlockingAsyncStorage` over an ``AsyncSqlStorage``
     whose async engine lives (and is disposed) on a loop of its own in a background thread.
     """
+    kind = str(request.param)
+    # Only the async kind needs (and checks for) the async driver.
+    url = databases.async_url(backend) if kind == "async" else ""
     with contextlib.ExitStack() as stack:
-        yield SqlStorages(str(request.param), engine, async_db_url, stack).make()
+        yield SqlStorages(kind, engine, url, stack).make()
 
 
 @pytest.fixture

@@ -154,7 +154,7 @@ def _png(width: int, height: int) -> bytes:
 
 
 def _tool_exchange() -> list[Message]:
-    """The SPEC's example: user, assistant calling c1, the c1 result, the answer."""
+    """The example of docs/contract/windows.md: user, call c1, its result, the answer."""
     return [
         Message.user("What is 6 x 7?"),
         Message.assistant(tool_calls=[ToolCall("c1", "multiply", {"a": 6, "b": 7})]),
@@ -225,7 +225,7 @@ async def test_window_query(client: httpx.AsyncClient, prefix: str) -> None:
 
 
 async def test_max_tokens_query(client: httpx.AsyncClient, prefix: str) -> None:
-    # The SPEC's TokenWindow(9) example: the call with its result does not fit.
+    # The TokenWindow(9) example of docs/contract/windows.md: the call with its result does not fit.
     call = Message.assistant(tool_calls=[ToolCall("c1", "f", {})])
     result = Message.tool("c1", "42")
     answer = Message.assistant("answer")

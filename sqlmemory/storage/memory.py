@@ -150,7 +150,13 @@ class InMemoryStorage:
             return len(self._sessions.get(session_id, ()))
 
     def sessions(self, prefix: str | None = None) -> list[str]:
-        """Session ids (sorted), optionally only those starting with ``prefix``."""
+        """Session ids (sorted), optionally only those starting with ``prefix``.
+
+        Raises:
+            TypeError: ``prefix`` is neither ``None`` nor a ``str``.
+        """
+        if prefix is not None and not isinstance(prefix, str):
+            raise TypeError("prefix must be a str")
         with self._lock:
             ids = list(self._sessions)
         return sorted(i for i in ids if prefix is None or i.startswith(prefix))

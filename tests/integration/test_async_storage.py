@@ -1,8 +1,9 @@
 """What only the async storage can get wrong: concurrency on one loop and cancellation.
 
 The behaviours the sync suite checks also run against ``AsyncSqlStorage`` through the
-``storage`` fixture (see ``conftest.py``); this file drives the coroutines for real, on
-every backend: gathered appends to one session, ``AsyncShortTermMemory``, sync and async
+``storage`` fixture (see ``tests/conftest.py``), and the storage contract in
+``tests/contract`` runs on it too; this file drives the coroutines for real, on every
+backend: gathered appends to one session, ``AsyncShortTermMemory``, sync and async
 storages sharing a database, and tasks cancelled at random points, after which a session
 must hold exactly its state from before or after the call, the pool no connection, and
 nothing a lock that would hold up the next write.
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import inspect
-import io
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -22,7 +22,6 @@ from typing import Any
 import anyio.to_thread
 import pytest
 import sqlalchemy as sa
-from PIL import Image
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from sqlmemory import (
@@ -41,7 +40,8 @@ from sqlmemory import (
     TokenWindow,
     ToolCall,
 )
-from sqlmemory.storage.sql.schema import BlobRow, BlockRow, MessageRow, SessionRow
+from tests.support.cases import essence, image_bytes, texts
+from tests.support.tables import BLOBS, BLOCKS, MESSAGES, SESSIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -50,23 +50,6 @@ CANCEL_ROUNDS = 30
 POOL_SETTLE_SECONDS = 5.0
 # A write takes milliseconds; SQLite's busy timeout (30 s) is far above this.
 WRITE_PROBE_SECONDS = 5.0
-
-
-def png(width: int, height: int, shade: int = 0) -> bytes:
-    buf = io.BytesIO()
-    Image.new("RGB", (width, height), (shade % 256, 40, 90)).save(buf, format="PNG")
-    return buf.getvalue()
-
-
-def texts(messages: Sequence[Message]) -> list[str]:
-    return [m.text_content() for m in messages]
-
-
-def essence(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
-    """What a message is, ``recorded_at`` aside (stores fill that in)."""
-    return [
-        (m.id, m.role, m.content, m.tool_calls, m.tool_call_id, dict(m.metadata)) for m in messages
-    ]
 
 
 async def settled_checkouts(async_engine: AsyncEngine) -> int:
@@ -126,22 +109,22 @@ def session_rows(engine: sa.Engine, sid: str) -> dict[str, list[tuple[Any, ...]]
 
         return {
             "sessions": rows(
-                sa.select(SessionRow.next_seq, SessionRow.last_recorded_at).where(
-                    SessionRow.session_id == sid
+                sa.select(SESSIONS.c.next_seq, SESSIONS.c.last_recorded_at).where(
+                    SESSIONS.c.session_id == sid
                 )
             ),
             "messages": rows(
-                sa.select(MessageRow.seq, MessageRow.message_id, MessageRow.digest)
-                .where(MessageRow.session_id == sid)
-                .order_by(MessageRow.seq)
+                sa.select(MESSAGES.c.seq, MESSAGES.c.message_id, MESSAGES.c.digest)
+                .where(MESSAGES.c.session_id == sid)
+                .order_by(MESSAGES.c.seq)
             ),
             "blocks": rows(
-                sa.select(BlockRow.seq, BlockRow.position, BlockRow.kind, BlockRow.blob_sha256)
-                .where(BlockRow.session_id == sid)
-                .order_by(BlockRow.seq, BlockRow.position)
+                sa.select(BLOCKS.c.seq, BLOCKS.c.position, BLOCKS.c.kind, BLOCKS.c.blob_sha256)
+                .where(BLOCKS.c.session_id == sid)
+                .order_by(BLOCKS.c.seq, BLOCKS.c.position)
             ),
             "blobs": rows(
-                sa.select(BlobRow.sha256).where(BlobRow.session_id == sid).order_by(BlobRow.sha256)
+                sa.select(BLOBS.c.sha256).where(BLOBS.c.session_id == sid).order_by(BLOBS.c.sha256)
             ),
         }
 
@@ -274,7 +257,7 @@ async def test_sync_and_async_storages_see_each_others_writes(
     async_storage: AsyncSqlStorage, engine: sa.Engine
 ) -> None:
     sync_storage = SqlStorage(engine)
-    image = ImageBlock(png(65, 64), "image/png")
+    image = ImageBlock(image_bytes(65, 64), "image/png")
 
     sync_storage.append(SID, Message.user(["look", image], id="u1"))
     seen = await async_storage.load(SID)
@@ -342,7 +325,7 @@ class Rounds:
         n = self.n
         return [
             Message.user(
-                [f"look {n}", ImageBlock(png(8 + n % 50, 8, shade=n), "image/png")],
+                [f"look {n}", ImageBlock(image_bytes(8 + n % 50, 8, seed=n), "image/png")],
                 id=f"u{n}",
                 metadata={"round": n},
             ),

@@ -1,6 +1,11 @@
-"""What the test directories share: cases, backends, table readers, storage adapters.
+"""What the test directories share, in one place.
 
-Plain modules that import no test framework at import time (``writers`` is imported by
-spawned child processes), except ``storages``, which the fixtures in ``tests/conftest.py``
-use.
+- ``cases``: messages, histories with their expected windows and evictions, images and
+  documents, bad-input tables, comparison helpers.
+- ``backends``: where the tests find each database (docs/contract/backends.md).
+- ``storages``: the run's databases, the blocking adapter over ``AsyncSqlStorage``, and
+  the contract suite's ``Subject``; the fixtures in ``tests/conftest.py`` use them.
+- ``tables``: reading sqlmemory's tables directly, to check what a storage wrote.
+- ``writers``: concurrent writers; it and ``cases`` import no test framework, so that a
+  spawned child process imports only them and sqlmemory.
 """

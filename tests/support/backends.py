@@ -1,4 +1,4 @@
-"""Where the integration tests find each database backend (SPEC section 5).
+"""Where the tests find each database backend (docs/contract/backends.md).
 
 Plain functions, kept apart from the fixtures so that the resolution rules can be
 unit-tested with a fake environment and fake probes.
@@ -95,13 +95,22 @@ def redact(url: str) -> str:
 
 
 def normalize_sync_url(backend: str, url: str) -> str:
-    """Give ``url`` the SPEC's sync driver when it names none, and utf8mb4 on MySQL."""
+    """Give ``url`` its sync driver (docs/contract/backends.md) if none, and utf8mb4 on MySQL."""
     parsed = make_url(url)
     if "+" not in parsed.drivername:
         parsed = parsed.set(drivername=SYNC_DRIVER[backend])
     if backend == "mysql" and "charset" not in parsed.query:
         parsed = parsed.update_query_dict({"charset": "utf8mb4"})
     return parsed.render_as_string(hide_password=False)
+
+
+def missing_driver(url: str) -> str | None:
+    """Why ``url``'s driver cannot be loaded (it is not installed), or ``None``."""
+    try:
+        make_url(url).get_dialect().import_dbapi()
+    except ImportError as exc:
+        return f"driver of {make_url(url).drivername} not installed ({exc})"
+    return None
 
 
 def async_url(backend: str, sync_url: str) -> str:
@@ -139,7 +148,10 @@ def probe_url(url: str) -> str | None:
     connect_args: dict[str, object] = {}
     if parsed.drivername in ("postgresql+psycopg", "mysql+pymysql"):
         connect_args["connect_timeout"] = PROBE_TIMEOUT
-    engine = sa.create_engine(parsed, poolclass=NullPool, connect_args=connect_args)
+    try:
+        engine = sa.create_engine(parsed, poolclass=NullPool, connect_args=connect_args)
+    except ImportError as exc:  # the driver is not installed
+        return f"{redact(url)}: driver not installed ({type(exc).__name__}: {exc})"
     try:
         with engine.connect() as conn:
             conn.execute(sa.text("SELECT 1"))
@@ -212,7 +224,7 @@ def resolve_url(
     probe: Probe = probe_url,
     container: ContainerStarter = start_container,
 ) -> str:
-    """Return a reachable sync URL for ``backend`` following SPEC section 5.
+    """Return a reachable sync URL for ``backend`` following docs/contract/backends.md.
 
     An explicit ``$SQLMEMORY_TEST_*_URL`` that does not answer is not replaced by a
     fallback: the caller asked for that server.

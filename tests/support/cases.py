@@ -1,4 +1,4 @@
-"""Test cases of the SQL storage suites: data, not test bodies.
+"""Test cases shared by the suites: data, not test bodies.
 
 Messages, histories with their expected windows and evictions, and bad-input tables are
 plain values and functions of no storage, so the same cases drive the sync and the async
@@ -70,7 +70,7 @@ def png_header_only(width: int, height: int) -> bytes:
 
 
 def image_tokens(width: int, height: int) -> int:
-    """SPEC section 2's image cost, written out independently of the library."""
+    """The image cost of docs/contract/windows.md, written out independently of the library."""
     return math.ceil(width / 64) * math.ceil(height / 64) * 170
 
 
@@ -269,6 +269,9 @@ _INVALID_SESSION_IDS = [
     "del\x7f",
     "next-line\u0085",
     "lone \ud800 surrogate",
+    "newline\ninside",
+    "escape\x1binside",
+    "   ",
 ]
 _WRONG_TYPE_SESSION_IDS: list[object] = [None, 1, 1.5, b"bytes", ["list"], ("tuple",)]
 BAD_SESSION_IDS: list[tuple[object, type[Exception]]] = [
@@ -285,15 +288,20 @@ GOOD_SESSION_IDS: list[str] = [
     "😀" * 255,
     "inner space and ünïcödé",
     "100%_done\\",
+    "a b",
+    "user@example.com/chat#1",
+    "会话",
 ]
 """Session ids that are valid, however hostile they look."""
 
 BAD_COUNTS: list[tuple[object, type[Exception]]] = [
     (-1, ValueError),
+    (-100, ValueError),
     (-(2**63), ValueError),
     (True, TypeError),
     (False, TypeError),
     (1.0, TypeError),
+    (2.5, TypeError),
     ("3", TypeError),
     (None, TypeError),
 ]
@@ -343,7 +351,7 @@ def _bad_message_builders() -> dict[str, Callable[[], object]]:
 
 
 BAD_MESSAGE_BUILDERS = _bad_message_builders()
-"""Builders of values SPEC section 6 refuses with ``InvalidMessageError`` when built."""
+"""Builders of values refused with ``InvalidMessageError`` when built (docs/contract/errors.md)."""
 
 # --- comparing messages ---------------------------------------------------------------
 
@@ -355,6 +363,28 @@ def timeless(messages: Sequence[Message]) -> list[Message]:
 
 def ids(messages: Sequence[Message]) -> list[str]:
     return [m.id for m in messages]
+
+
+def texts(messages: Sequence[Message]) -> list[str]:
+    return [m.text_content() for m in messages]
+
+
+def value(m: Message) -> tuple[Any, ...]:
+    """Everything a message carries except the store-assigned ``recorded_at``."""
+    return (m.id, m.role, m.content, m.tool_calls, m.tool_call_id, dict(m.metadata))
+
+
+def essence(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
+    """:func:`value` of each message: what they are, ``recorded_at`` aside."""
+    return [value(m) for m in messages]
+
+
+def chat(n: int, prefix: str = "m") -> list[Message]:
+    """``n`` messages, user and assistant in turn, with texts ``m0``, ``m1``..."""
+    return [
+        Message.user(f"{prefix}{i}") if i % 2 == 0 else Message.assistant(f"{prefix}{i}")
+        for i in range(n)
+    ]
 
 
 def image_sizes(messages: Sequence[Message]) -> list[tuple[int | None, int | None]]:

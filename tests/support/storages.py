@@ -28,6 +28,7 @@ from tests.support.backends import (
     async_url,
     delete_rows,
     drop_sqlmemory_tables,
+    missing_driver,
     raise_mysql_packet_limit,
     resolve_url,
     sqlmemory_data_tables,
@@ -93,8 +94,12 @@ class Databases:
         unavailable(backend, self._reasons[backend], self.environ)
 
     def async_url(self, backend: str) -> str:
-        """The database of :meth:`url` through the backend's async driver."""
-        return async_url(backend, self.url(backend))
+        """The database of :meth:`url` through the backend's async driver, if installed."""
+        url = async_url(backend, self.url(backend))
+        reason = missing_driver(url)
+        if reason is not None:
+            unavailable(backend, reason, self.environ)
+        return url
 
     def migrated_engine(self, backend: str) -> sa.Engine:
         """An engine whose schema was rebuilt from nothing and brought to head, once a run."""
@@ -303,17 +308,23 @@ class Subject:
 
 
 @contextlib.contextmanager
-def open_subject(name: str, databases: Databases) -> Iterator[Subject]:
-    """The subject called ``name`` (one of :data:`SUBJECTS`) on clean tables."""
+def open_subject(name: str, databases: Databases | None) -> Iterator[Subject]:
+    """The subject called ``name`` (one of :data:`SUBJECTS`) on clean tables.
+
+    ``databases`` may be ``None`` for ``"memory"``, which needs none.
+    """
     if name == "memory":
         from sqlmemory import InMemoryStorage
 
         yield Subject(name, InMemoryStorage)
         return
+    if databases is None:
+        raise ValueError(f"{name} needs the databases")
     backend, kind = name.rsplit("-", 1)
     engine = databases.clean_engine(backend)
     with contextlib.ExitStack() as stack:
-        storages = SqlStorages(kind, engine, databases.async_url(backend), stack)
+        url = databases.async_url(backend) if kind == "async" else ""
+        storages = SqlStorages(kind, engine, url, stack)
         yield Subject(name, storages.make, engine)
 
 

@@ -1,4 +1,4 @@
-"""The default token heuristic of SPEC section 2, with image sizes read from real headers."""
+"""The default token estimate of docs/contract/windows.md, image sizes read from headers."""
 
 from __future__ import annotations
 

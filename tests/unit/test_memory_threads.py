@@ -9,11 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from sqlmemory import InMemoryStorage, Message
-
-
-def texts(messages: list[Message]) -> list[str]:
-    return [m.text_content() for m in messages]
-
+from tests.support.cases import texts
 
 # --- threads ----------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The message model of SPEC section 1 and the message rows of SPEC section 6."""
+"""The message model of docs/contract/messages.md and its bad input (docs/contract/errors.md)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from sqlmemory import (
     ThinkingBlock,
     ToolCall,
 )
-from tests.support.cases import image_bytes
+from tests.support.cases import BAD_MESSAGE_BUILDERS, image_bytes
 
 PNG = image_bytes(2, 2, "image/png")
 JPEG = image_bytes(2, 2, "image/jpeg")
@@ -401,3 +401,10 @@ def test_documents_are_accepted(data: bytes, media_type: str) -> None:
     m = Message.user([DocumentBlock(data=data, media_type=media_type, title="t")])
     assert m.content[0].data == data
     assert m.content[0].title == "t"
+
+
+@pytest.mark.parametrize("name", sorted(BAD_MESSAGE_BUILDERS))
+def test_a_bad_message_cannot_be_built(name: str) -> None:
+    # Messages are validated when built, so a bad one never reaches a storage.
+    with pytest.raises(InvalidMessageError):
+        BAD_MESSAGE_BUILDERS[name]()

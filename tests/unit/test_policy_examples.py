@@ -1,4 +1,4 @@
-"""The reference examples of SPEC section 2, one test each, and the group shapes."""
+"""The reference examples of docs/contract/windows.md, one test each, and the group shapes."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def calling(*call_ids: str) -> Message:
     return Message.assistant(tool_calls=[call(c) for c in call_ids])
 
 
-# --- reference examples, SPEC section 2 ------------------------------------------------
+# --- reference examples, docs/contract/windows.md ------------------------------------
 
 
 def test_noop_ping_pong_gives_both_messages() -> None:

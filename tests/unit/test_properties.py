@@ -1,6 +1,6 @@
 """Property tests: windows over random histories, well-formed and malformed.
 
-The oracle below restates the rules of SPEC section 2 independently of the library:
+The oracle below restates the rules of docs/contract/windows.md independently of the library:
 groups are read left to right; an assistant message with tool calls opens a group that
 the tool messages right after it join when they answer one of its calls; any other tool
 message is an orphan, part of no group, and never in a window. Since an orphan is in no

@@ -28,6 +28,9 @@ __all__ = ["DEFAULT_PAGE", "count", "read_all", "read_tail", "session_ids"]
 
 DEFAULT_PAGE = 64
 """Messages read by the first page of a tail read, for policies that give no hint."""
+MAX_PAGE = 2**31 - 1
+"""The largest page bound into ``LIMIT`` (PostgreSQL binds it as a 32-bit integer); a
+policy asking for more (``recent(10**30)``) reads pages of this size until it is done."""
 
 
 def count(conn: Connection, sid: str) -> int:
@@ -141,7 +144,7 @@ def read_tail(
     With ``one_statement``, returns ``None`` instead of running a second statement (the
     caller then reads again inside a snapshot transaction).
     """
-    page = max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1)
+    page = min(max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1), MAX_PAGE)
     rows: list[RowMapping] = []
     items: list[Any] = []
     while True:
@@ -158,7 +161,7 @@ def read_tail(
             break
         if one_statement:
             return None
-        page *= 2
+        page = min(page * 2, MAX_PAGE)
     if policy.needs_content:
         return [items[i] for i in chosen]
     picked = [rows[i] for i in chosen]

@@ -404,6 +404,9 @@ def evict(conn: Connection, sid: str, keep: int) -> int:
     message at the head; returns how many were deleted."""
     if not _lock_existing(conn, sid):
         return 0
+    # No session holds 2**62 messages; a larger keep keeps them all, and would overflow
+    # the 64-bit OFFSET of every backend.
+    keep = min(keep, 2**62)
     boundary = conn.scalar(
         select(messages_table.c.seq)
         .where(messages_table.c.session_id == sid)

@@ -1,17 +1,22 @@
-"""What goes into SqlStorage comes back exactly: every block kind, every text, every id."""
+"""What goes into a storage comes back exactly, as new values nobody else can change.
+
+docs/contract/messages.md (blocks, immutability) and docs/contract/persistence.md (text
+fidelity): every block kind, every text, every id round-trips on every storage; the lists
+a storage returns or is given are the caller's own, and messages are immutable values.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from sqlmemory import (
     ImageBlock,
     InvalidMessageError,
     Message,
-    SqlStorage,
+    NoOp,
     TextBlock,
     TokenWindow,
     ToolCall,
@@ -22,18 +27,22 @@ from tests.support.cases import (
     IMPORTED_AT,
     METADATA,
     NESTED_ARGUMENTS,
+    chat,
     every_block_kind,
     fidelity_messages,
     ids,
     image_sizes,
+    texts,
     timeless,
 )
-from tests.support.tables import MESSAGES
 
 SID = "roundtrip"
 
 
-def test_every_block_kind_round_trips(storage: SqlStorage) -> None:
+# --- every block kind, every field -----------------------------------------------------------
+
+
+def test_every_block_kind_round_trips(storage: Any) -> None:
     history = every_block_kind()
     storage.append(SID, *history)
     loaded = storage.load(SID)
@@ -49,7 +58,15 @@ def test_every_block_kind_round_trips(storage: SqlStorage) -> None:
             assert data is None or type(data) is bytes
 
 
-def test_tool_call_argument_order_survives_at_every_depth(storage: SqlStorage) -> None:
+def test_every_block_kind_round_trips_through_save(storage: Any) -> None:
+    history = every_block_kind()
+    storage.save(SID, history)
+    loaded = storage.load(SID)
+    assert timeless(loaded) == timeless(history)
+    assert image_sizes(loaded) == image_sizes(history)
+
+
+def test_tool_call_argument_order_survives_at_every_depth(storage: Any) -> None:
     call = ToolCall("c1", "search", NESTED_ARGUMENTS)
     storage.append(SID, Message.assistant(tool_calls=[call], id="a"))
     (loaded,) = storage.load(SID)
@@ -64,7 +81,7 @@ def test_tool_call_argument_order_survives_at_every_depth(storage: SqlStorage) -
     assert got.arguments["alpha"]["x"] is None
 
 
-def test_metadata_round_trips_in_order(storage: SqlStorage) -> None:
+def test_metadata_round_trips_in_order(storage: Any) -> None:
     message = Message.user("hi", id="m", metadata=METADATA)
     storage.append(SID, message)
     (loaded,) = storage.load(SID)
@@ -74,28 +91,7 @@ def test_metadata_round_trips_in_order(storage: SqlStorage) -> None:
     assert list(loaded.metadata["a"]["k1"]) == [3, 2, 1]
 
 
-def test_single_text_block_is_kept_inline(storage: SqlStorage, engine: sa.Engine) -> None:
-    storage.append(
-        SID,
-        Message.user("inline", id="one"),
-        Message.user([TextBlock("two"), TextBlock("blocks")], id="two"),
-    )
-    with engine.connect() as conn:
-        rows = dict(
-            conn.execute(
-                sa.select(MESSAGES.c.message_id, MESSAGES.c.n_blocks).where(
-                    MESSAGES.c.session_id == SID
-                )
-            ).all()
-        )
-    assert rows == {"one": 0, "two": 2}
-    assert [m.content for m in storage.load(SID)] == [
-        (TextBlock("inline"),),
-        (TextBlock("two"), TextBlock("blocks")),
-    ]
-
-
-def test_supplied_recorded_at_is_stored_as_given(storage: SqlStorage) -> None:
+def test_supplied_recorded_at_is_stored_as_given(storage: Any) -> None:
     exact = datetime(2024, 2, 29, 23, 59, 59, 999999, tzinfo=timezone.utc)
     storage.append(
         SID,
@@ -111,19 +107,10 @@ def test_supplied_recorded_at_is_stored_as_given(storage: SqlStorage) -> None:
         assert message.recorded_at.utcoffset() == timedelta(0)
 
 
-def test_store_assigned_recorded_at_is_aware_utc_now(storage: SqlStorage) -> None:
-    before = datetime.now(timezone.utc)
-    storage.append(SID, Message.user("now", id="now"))
-    after = datetime.now(timezone.utc)
-    (loaded,) = storage.load(SID)
-    assert loaded.recorded_at is not None
-    assert loaded.recorded_at.tzinfo is not None
-    assert loaded.recorded_at.utcoffset() == timedelta(0)
-    # Microseconds survive, so the bounds hold to the microsecond.
-    assert before <= loaded.recorded_at <= after
+# --- text fidelity and ids --------------------------------------------------------------------
 
 
-def test_texts_round_trip_exactly_everywhere_they_are_stored(storage: SqlStorage) -> None:
+def test_texts_round_trip_exactly_everywhere_they_are_stored(storage: Any) -> None:
     history = fidelity_messages()
     storage.append(SID, *history)
     loaded = storage.load(SID)
@@ -135,21 +122,19 @@ def test_texts_round_trip_exactly_everywhere_they_are_stored(storage: SqlStorage
         ]
 
 
-def test_ten_megabyte_text_round_trips(storage: SqlStorage) -> None:
+def test_ten_megabyte_text_round_trips(storage: Any) -> None:
     storage.append(
         SID,
         Message.user(BIG_TEXT, id="big-inline"),
         Message.user([TextBlock(BIG_TEXT[:100]), TextBlock(BIG_TEXT)], id="big-blocks"),
     )
     inline, blocks = storage.load(SID)
-    assert inline.content[0].text == BIG_TEXT  # type: ignore[union-attr]
-    assert blocks.content[1].text == BIG_TEXT  # type: ignore[union-attr]
+    assert inline.content[0].text == BIG_TEXT
+    assert blocks.content[1].text == BIG_TEXT
     assert estimate_tokens(inline) == 4 + len(BIG_TEXT.encode()) // 4
 
 
-def test_message_ids_differing_by_case_or_trailing_space_are_distinct(
-    storage: SqlStorage,
-) -> None:
+def test_message_ids_differing_by_case_or_trailing_space_are_distinct(storage: Any) -> None:
     variants = ["a", "a ", "a  ", "A", " a", "\u00e4", "a\u0308", "😀", "😀 "]
     storage.append(SID, *(Message.user(f"text of {v!r}", id=v) for v in variants))
     assert storage.count(SID) == len(variants)
@@ -163,7 +148,7 @@ def test_message_ids_differing_by_case_or_trailing_space_are_distinct(
 
 @pytest.mark.parametrize("odd_id", ["nul\x00", "\x00", "\x01\x1f\x7f"], ids=repr)
 def test_ids_holding_control_characters_round_trip_or_are_refused_when_built(
-    storage: SqlStorage, odd_id: str
+    storage: Any, odd_id: str
 ) -> None:
     # Message ids and tool call ids are any str; whatever a backend's column types, they
     # must either be refused when the message is built (before any SQL), or round-trip.
@@ -180,21 +165,7 @@ def test_ids_holding_control_characters_round_trip_or_are_refused_when_built(
     assert loaded[1].tool_call_id == odd_id
 
 
-def test_session_ids_differing_by_case_or_normalisation_are_distinct(
-    storage: SqlStorage,
-) -> None:
-    names = ["chat", "Chat", "CHAT", "ch\u00e4t", "cha\u0308t"]  # composed and decomposed ä
-    for sid in names:
-        storage.append(sid, Message.user(f"in {sid}", id="same-id"))
-    assert storage.sessions() == sorted(names)
-    for sid in names:
-        assert [m.text_content() for m in storage.load(sid)] == [f"in {sid}"]
-    assert storage.clear("Chat") == 1
-    assert storage.count("chat") == 1
-    assert storage.count("CHAT") == 1
-
-
-def test_long_ids_of_four_byte_characters_round_trip(storage: SqlStorage) -> None:
+def test_long_ids_of_four_byte_characters_round_trip(storage: Any) -> None:
     sid = "😀" * 255
     message_id = "𝄞" * 255
     tool_call_id = "🀄" * 255
@@ -210,7 +181,10 @@ def test_long_ids_of_four_byte_characters_round_trip(storage: SqlStorage) -> Non
     assert second.tool_call_id == tool_call_id
 
 
-def test_url_image_keeps_the_size_the_caller_gave(storage: SqlStorage) -> None:
+# --- images by URL ----------------------------------------------------------------------------
+
+
+def test_url_image_keeps_the_size_the_caller_gave(storage: Any) -> None:
     # Equality of ImageBlock ignores width/height, but the token estimate does not:
     # a size lost in storage changes the windows TokenWindow picks after a reload.
     block = ImageBlock(
@@ -224,7 +198,7 @@ def test_url_image_keeps_the_size_the_caller_gave(storage: SqlStorage) -> None:
 
 
 def test_token_window_over_a_url_image_matches_the_policy_applied_to_the_history(
-    storage: SqlStorage,
+    storage: Any,
 ) -> None:
     # 640x480 costs 13600 tokens, an image of unknown size 2500: the stored estimate and
     # the loaded message's estimate must agree, or load(policy) != policy.apply(load()).
@@ -236,3 +210,43 @@ def test_token_window_over_a_url_image_matches_the_policy_applied_to_the_history
     policy = TokenWindow(5000)
     assert ids(storage.load(SID, policy)) == ids(policy.apply(storage.load(SID)))
     assert ids(storage.load(SID, policy)) == ids(policy.apply(history)) == ["hi"]
+
+
+# --- copy semantics and immutability ------------------------------------------------------------
+
+
+def test_mutating_the_returned_list_does_not_change_the_store(storage: Any) -> None:
+    history = chat(3)
+    storage.append("s", *history)
+    loaded = storage.load("s")
+    loaded.clear()
+    storage.recent("s", 2).append(Message.user("intruder"))
+    storage.load("s", policy=NoOp()).pop()
+    assert ids(storage.load("s")) == ids(history)
+
+
+def test_mutating_the_saved_list_does_not_change_the_store(storage: Any) -> None:
+    history = chat(3)
+    storage.save("s", history)
+    history.append(Message.user("late"))
+    history[0] = Message.user("swapped")
+    assert storage.count("s") == 3
+    assert texts(storage.load("s")) == ["m0", "m1", "m2"]
+
+
+def test_caller_metadata_dict_does_not_reach_the_store(storage: Any) -> None:
+    meta: dict[str, Any] = {"n": 1, "tags": ["a"]}
+    storage.append("s", Message(role="user", content=[TextBlock("x")], metadata=meta))
+    meta["n"] = 2
+    meta["tags"].append("b")
+    stored = storage.load("s")[0].metadata
+    assert stored["n"] == 1
+    assert list(stored["tags"]) == ["a"]
+
+
+def test_loaded_messages_are_values(storage: Any) -> None:
+    storage.append("s", Message.user("x"))
+    loaded = storage.load("s")[0]
+    with pytest.raises((AttributeError, TypeError)):
+        loaded.content = (TextBlock("y"),)  # type: ignore[misc]
+    assert texts(storage.load("s")) == ["x"]
