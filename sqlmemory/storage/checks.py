@@ -6,6 +6,7 @@ the same error (``docs/contract/errors.md``).
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from collections.abc import Iterable
 
@@ -53,16 +54,23 @@ def check_session_id(session_id: object) -> str:
     return session_id
 
 
+def _canonical(message: Message) -> str:
+    wire = message.to_dict()
+    del wire["recorded_at"]
+    return json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
+
+
 def same_content(a: Message, b: Message) -> bool:
-    """Whether two messages are the same message (``recorded_at`` aside)."""
-    return (
-        a.id == b.id
-        and a.role == b.role
-        and a.content == b.content
-        and a.tool_calls == b.tool_calls
-        and a.tool_call_id == b.tool_call_id
-        and a.metadata == b.metadata
-    )
+    """Whether two messages are the same message (``recorded_at`` aside).
+
+    The one definition every storage uses: equal wire forms, key order included (so
+    ``{"a": 1, "b": 2}`` and ``{"b": 2, "a": 1}`` differ, as their stored JSON does).
+    """
+    if a is b:
+        return True
+    if a.id != b.id or a.role != b.role or a.content != b.content:
+        return False
+    return _canonical(a) == _canonical(b)
 
 
 def check_messages(messages: Iterable[object], max_blob_bytes: int) -> list[Message]:

@@ -191,6 +191,36 @@ def test_appending_a_stored_id_with_other_content_raises_and_writes_nothing(
     assert subject.state() == before
 
 
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        (
+            Message.user("same", id="k", metadata={"a": 1, "b": 2}),
+            Message.user("same", id="k", metadata={"b": 2, "a": 1}),
+        ),
+        (
+            Message.assistant(tool_calls=[ToolCall("c1", "f", {"x": 1, "y": 2})], id="k"),
+            Message.assistant(tool_calls=[ToolCall("c1", "f", {"y": 2, "x": 1})], id="k"),
+        ),
+    ],
+    ids=["metadata", "arguments"],
+)
+def test_key_order_is_content_for_retries_and_within_a_batch(
+    subject: Subject, first: Message, second: Message
+) -> None:
+    # "Identical" is equal wire forms, key order included (docs/contract/persistence.md),
+    # however the storage compares: a stored row's digest or a message in the same batch.
+    storage = subject.storage
+    with pytest.raises(DuplicateMessageError):
+        storage.append(SID, first, second)
+    assert storage.count(SID) == 0
+    storage.append(SID, first)
+    storage.append(SID, first)  # the same again: a retry
+    with pytest.raises(DuplicateMessageError):
+        storage.append(SID, second)
+    assert [value(m) for m in storage.load(SID)] == [value(first)]
+
+
 # --- recorded_at ------------------------------------------------------------------------------
 
 

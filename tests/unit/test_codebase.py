@@ -120,3 +120,19 @@ def test_every_public_name_has_a_docstring_with_an_example() -> None:
         and ">>>" not in (getattr(sqlmemory, name).__doc__ or "")
     ]
     assert missing == []
+
+
+def test_message_constructors_are_typed_so_mypy_catches_a_misspelled_field() -> None:
+    from mypy import api
+
+    code = (
+        "from sqlmemory import Message\n"
+        "Message.user('hi', metadata={'a': 1})\n"
+        "Message.tool('c1', 'x', recorded_at=None)\n"
+        "Message.user('hi', metdata={'a': 1})\n"
+    )
+    # Its own configuration: the project's names the files to check, which -c cannot mix with.
+    out, _, status = api.run(["--config-file", "", "--strict", "--no-incremental", "-c", code])
+    assert status == 1
+    assert 'Unexpected keyword argument "metdata"' in out
+    assert out.count("error:") == 1, out
