@@ -6,6 +6,7 @@ Where each part lives:
   the tables, ORM models and portable column types (migrations follow them);
 - :mod:`~sqlmemory.storage.sql.reads` and :mod:`~sqlmemory.storage.sql.writes`: every
   statement, written once as functions over a ``Connection``;
+- :mod:`~sqlmemory.storage.sql.save_plan`: how ``save`` decides what to write (pure);
 - :mod:`~sqlmemory.storage.sql.codec`: messages to rows and back;
 - :mod:`~sqlmemory.storage.sql.engine`: engine set-up per dialect;
 - :mod:`~sqlmemory.storage.sql.storage_async`: the front door, written once, and
