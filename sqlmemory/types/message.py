@@ -45,6 +45,8 @@ class Role(str, Enum):
     """
 
     SYSTEM = "system"
+    DEVELOPER = "developer"
+    """OpenAI's instruction role; converters for providers without it send ``system``."""
     USER = "user"
     ASSISTANT = "assistant"
     TOOL = "tool"

@@ -100,12 +100,19 @@ def test_given_id_is_kept() -> None:
 
 
 def test_role_values() -> None:
-    assert {r.value for r in Role} == {"system", "user", "assistant", "tool", "document"}
+    assert {r.value for r in Role} == {
+        "system",
+        "developer",
+        "user",
+        "assistant",
+        "tool",
+        "document",
+    }
     assert Role.USER == "user"
     assert isinstance(Role.USER, str)
 
 
-@pytest.mark.parametrize("role", ["user", "system", "assistant", "document"])
+@pytest.mark.parametrize("role", ["user", "system", "developer", "assistant", "document"])
 def test_role_accepts_its_string_value(role: str) -> None:
     m = Message(role=role, content=[TextBlock("x")])
     assert m.role == Role(role)
