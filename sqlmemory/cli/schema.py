@@ -24,8 +24,9 @@ __all__ = ["check", "current", "downgrade", "migrate"]
 def migrate(url: str, revision: str) -> None:
     """Create or upgrade the sqlmemory_* tables.
 
-    Brings them to the head revision, or to --revision. Safe to run again: a database already at the revision is left alone. Only tables
-    named sqlmemory_* and the version table sqlmemory_alembic_version are touched.
+    Brings them to the head revision, or to --revision. Safe to run again: a database
+    already at the revision is left alone. Only tables named sqlmemory_* and the version
+    table sqlmemory_alembic_version are touched.
     """
     from sqlmemory import migrate as migrations
 

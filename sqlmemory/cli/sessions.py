@@ -134,8 +134,8 @@ def show(
 def delete(url: str, session_ids: tuple[str, ...], yes: bool) -> None:
     """Delete sessions and everything they hold.
 
-    Their messages, images and documents go with them. Asks first unless --yes is given. A session id that is not stored is an error, and
-    then nothing is deleted.
+    Their messages, images and documents go with them. Asks first unless --yes is given. A
+    session id that is not stored is an error, and then nothing is deleted.
     """
     with open_storage(url, read_only=True) as storage:
         require_sessions(storage, session_ids)

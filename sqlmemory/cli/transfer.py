@@ -147,9 +147,10 @@ def _output(out: str) -> Iterator[IO[str]]:
 def export(url: str, session_ids: tuple[str, ...], prefix: str | None, out: str) -> None:
     """Write sessions to a JSON Lines file.
 
-    All sessions, those starting with --prefix, or the SIDs given. Each line is {"session_id": ..., "message": ...}, the message in its wire form
-    (Message.to_dict()), each session's messages oldest first. The file is written
-    under a temporary name and renamed when complete. `sqlmemory import` reads it back.
+    All sessions, those starting with --prefix, or the SIDs given. Each line is
+    {"session_id": ..., "message": ...}, the message in its wire form (Message.to_dict()),
+    each session's messages oldest first. The file is written under a temporary name and
+    renamed when complete. `sqlmemory import` reads it back.
     """
     if session_ids and prefix is not None:
         raise click.UsageError("give session ids or --prefix, not both")
@@ -240,9 +241,10 @@ def _append(storage: SqlStorage, batch: list[Record], source: str) -> None:
 def import_(url: str, file: str) -> None:
     """Append the messages of an exported file.
 
-    FILE is JSON Lines as `sqlmemory export` writes it ('-' for stdin). Every line is checked before anything is written. Messages keep their ids and
-    times. A message already stored with the same content is skipped, so importing a
-    file twice changes nothing; the same id with other content stops the import.
+    FILE is JSON Lines as `sqlmemory export` writes it ('-' for stdin). Every line is
+    checked before anything is written. Messages keep their ids and times. A message already
+    stored with the same content is skipped, so importing a file twice changes nothing; the
+    same id with other content stops the import.
     """
     if file == "-":
         lines: list[str] = list(sys.stdin)
