@@ -141,11 +141,16 @@ def _add_routes(app: FastAPI) -> None:
 
         A message whose id is already stored with the same content is skipped, so a
         client may retry a request; the same id with other content is a 409.
-        Returns how many messages the request held and the session's count after it.
+        Returns how many of the request's messages were new (0 for a retry) and the
+        session's count after it.
         """
         batch = messages_from_dicts(messages)
+        before = await storage.count(session_id)
         await storage.append(session_id, *batch)
-        return {"appended": len(batch), "count": await storage.count(session_id)}
+        after = await storage.count(session_id)
+        # The count's growth is what this request added; another request appending to
+        # the same session between the two counts would be counted too, hence the cap.
+        return {"appended": min(len(batch), after - before), "count": after}
 
     @app.get(f"{SESSION}/messages")
     async def read_messages(
