@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 if TYPE_CHECKING:
     from sqlmemory.types import Message
 
-__all__ = ["Column", "message_columns", "summary", "table"]
+__all__ = ["Column", "count", "message_columns", "summary", "table"]
 
 Row = TypeVar("Row")
 
@@ -33,6 +33,16 @@ class Column(Generic[Row]):
     header: str
     cell: Callable[[Row], Any]
     align: Literal["<", ">"] = "<"
+
+
+def count(number: int, noun: str) -> str:
+    """``number`` and ``noun``, plural unless one.
+
+    Examples:
+        >>> count(1, "message"), count(3, "session")
+        ('1 message', '3 sessions')
+    """
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
 
 
 def table(columns: Sequence[Column[Row]], rows: Iterable[Row]) -> list[str]:

@@ -10,7 +10,7 @@ import click
 
 from sqlmemory._urls import redact
 from sqlmemory.cli._common import CliError, Command, open_storage, url_option
-from sqlmemory.cli.render import Column, Shown, message_columns, table
+from sqlmemory.cli.render import Column, Shown, count, message_columns, table
 
 if TYPE_CHECKING:
     from sqlmemory.policy import Policy
@@ -117,7 +117,7 @@ def show(
         click.echo(json.dumps(documents, indent=2, ensure_ascii=False))
         return
     kept = "" if policy is None else f"; {policy!r} keeps {len(messages)}"
-    click.echo(f"Session {session_id}: {total} messages{kept}")
+    click.echo(f"Session {session_id}: {count(total, 'message')}{kept}")
     if messages:
         # A window is the tail of the history: its first message is number total - len + 1.
         first = total - len(messages) + 1
@@ -146,4 +146,4 @@ def delete(url: str, session_ids: tuple[str, ...], yes: bool) -> None:
             )
         for sid in session_ids:
             deleted = storage.clear(sid)
-            click.echo(f"Deleted session {sid!r} ({deleted} messages)")
+            click.echo(f"Deleted session {sid!r} ({count(deleted, 'message')})")

@@ -31,6 +31,7 @@ import click
 
 from sqlmemory._urls import redact
 from sqlmemory.cli._common import CliError, Command, open_storage, url_option
+from sqlmemory.cli.render import count
 from sqlmemory.cli.sessions import require_sessions
 
 if TYPE_CHECKING:
@@ -168,7 +169,8 @@ def export(url: str, session_ids: tuple[str, ...], prefix: str | None, out: str)
                     written += 1
                 advance(1)
     shown = "stdout" if out == "-" else out
-    click.echo(f"Exported {written} messages of {len(ids)} sessions to {shown}", err=out == "-")
+    summary = f"Exported {count(written, 'message')} of {count(len(ids), 'session')} to {shown}"
+    click.echo(summary, err=out == "-")
 
 
 @dataclass
@@ -270,6 +272,6 @@ def import_(url: str, file: str) -> None:
         new = sum(storage.count(sid) - count for sid, count in before.items())
         shown = redact(storage.engine.url)
     click.echo(
-        f"Imported {source} into {shown}: {plan.records} messages of {len(plan.sessions)} "
-        f"sessions, {new} new, {plan.records - new} already stored"
+        f"Imported {source} into {shown}: {count(plan.records, 'message')} of "
+        f"{count(len(plan.sessions), 'session')}, {new} new, {plan.records - new} already stored"
     )

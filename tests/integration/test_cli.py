@@ -163,7 +163,7 @@ def test_delete_asks_and_deletes_only_what_it_names(db_url: str, stored: SqlStor
 
     done = ok("delete", "chat/1", "other", "--url", db_url, input="y\n")
     assert "Deleted session 'chat/1' (4 messages)" in done.stdout
-    assert "Deleted session 'other' (1 messages)" in done.stdout
+    assert "Deleted session 'other' (1 message)" in done.stdout
     assert stored.sessions() == ["chat/2"]
 
 
@@ -226,7 +226,7 @@ def test_import_finishes_an_interrupted_import(
     stored.append("chat/1", *[Message.from_dict(m) for m in exported["chat/1"][:2]])
 
     result = ok("import", str(backup), "--url", db_url)
-    assert result.stdout.endswith("4 messages of 1 sessions, 2 new, 2 already stored\n")
+    assert result.stdout.endswith("4 messages of 1 session, 2 new, 2 already stored\n")
     assert histories(stored) == exported
 
 
