@@ -12,7 +12,14 @@ The same is available as ``sqlmemory migrate --url URL``. Every function taking
 ``engine_or_url`` accepts a SQLAlchemy :class:`~sqlalchemy.engine.Engine` (the caller keeps
 and disposes it) or a URL string (an engine is created for the call and disposed after);
 a URL naming an async driver (``asyncpg``, ``aiomysql``, ``aiosqlite``) is run through the
-backend's sync driver, since Alembic is synchronous.
+backend's sync driver, since Alembic is synchronous. A URL that is not one, or names a
+database or driver sqlmemory does not support, raises :class:`ValueError` showing the URL
+forms to use; a missing driver raises :class:`ImportError` naming the
+``pip install 'sqlmemory[extra]'`` that brings it.
+
+An async application awaits :func:`upgrade_async` in its lifespan. A host application
+passes :func:`include_name` and :func:`include_object` to its own Alembic
+``context.configure(...)``, so its autogenerate leaves sqlmemory's tables alone.
 """
 
 from __future__ import annotations
