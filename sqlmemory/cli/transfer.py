@@ -122,6 +122,8 @@ def _output(out: str) -> Iterator[IO[str]]:
         yield sys.stdout
         return
     target = Path(out)
+    if not target.parent.is_dir():
+        raise CliError(f"cannot write {out}: no directory {str(target.parent)!r}")
     with tempfile.NamedTemporaryFile(
         "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", delete=False
     ) as stream:

@@ -195,7 +195,9 @@ def test_export_of_an_unknown_session_writes_nothing(
     out = tmp_path / "x.jsonl"
     result = invoke("export", "chat/1", "nobody", "--out", str(out), "--url", db_url)
     assert result.exit_code == 1 and "no session 'nobody'" in result.stderr
-    assert not out.exists()
+    nowhere = invoke("export", "--out", str(tmp_path / "no" / "x.jsonl"), "--url", db_url)
+    assert nowhere.exit_code == 1 and "no directory" in nowhere.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_import_restores_an_export_and_twice_changes_nothing(
