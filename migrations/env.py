@@ -24,13 +24,11 @@ import sqlalchemy as sa
 from alembic import context
 from sqlalchemy.pool import NullPool
 
-from sqlmemory.migrate import TABLE_PREFIX, VERSION_TABLE
+from sqlmemory._tables import VERSION_TABLE, only_sqlmemory_name, only_sqlmemory_object
 from sqlmemory.storage.sql.schema import Base
 
 if TYPE_CHECKING:
     from alembic.autogenerate.api import AutogenContext
-    from alembic.runtime.environment import NameFilterParentNames, NameFilterType
-    from sqlalchemy.schema import SchemaItem
 
 config = context.config
 
@@ -42,32 +40,6 @@ if config.config_file_name is not None:
 target_metadata = Base.metadata
 
 _COLUMN_TYPES_MODULE = "sqlmemory.storage.sql.column_types"
-
-
-def include_name(
-    name: str | None, type_: NameFilterType, parent_names: NameFilterParentNames
-) -> bool:
-    """Reflect only ``sqlmemory_*`` tables (and what belongs to them) from the database."""
-    if type_ == "schema":
-        return True  # only the default schema is compared (include_schemas is off)
-    if type_ == "table":
-        return name is not None and name.startswith(TABLE_PREFIX)
-    table_name = parent_names.get("table_name")
-    return table_name is None or table_name.startswith(TABLE_PREFIX)
-
-
-def include_object(
-    obj: SchemaItem,
-    name: str | None,
-    type_: NameFilterType,
-    reflected: bool,
-    compare_to: SchemaItem | None,
-) -> bool:
-    """Compare only ``sqlmemory_*`` tables, whether they come from the models or the database."""
-    if type_ == "table":
-        return name is not None and name.startswith(TABLE_PREFIX)
-    table = getattr(obj, "table", None)
-    return not isinstance(table, sa.Table) or table.name.startswith(TABLE_PREFIX)
 
 
 def render_item(type_: str, obj: Any, autogen_context: AutogenContext) -> str | Literal[False]:
@@ -87,8 +59,10 @@ def _options(dialect_name: str) -> dict[str, Any]:
     return {
         "target_metadata": target_metadata,
         "version_table": VERSION_TABLE,
-        "include_name": include_name,
-        "include_object": include_object,
+        # The complement of sqlmemory.migrate.include_name/include_object, which a host
+        # application passes to its own environment: each side sees only its tables.
+        "include_name": only_sqlmemory_name,
+        "include_object": only_sqlmemory_object,
         "render_item": render_item,
         "compare_type": True,
         # SQLite alters tables by copying them; batch mode does it, and the naming

@@ -121,6 +121,18 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ImportError as exc:
+        # SQLAlchemy's asyncio needs greenlet, which only the driver extras install; its
+        # own message asks for "sqlalchemy[asyncio]", which is not how sqlmemory gets it.
+        missing = exc.__cause__ if isinstance(exc.__cause__, ImportError) else exc
+        if missing.name != "greenlet":
+            raise
+        raise ModuleNotFoundError(
+            f"{name} needs greenlet, which is not installed: pip install 'sqlmemory[async]' "
+            "(the postgres and mysql extras bring it too)",
+            name="greenlet",
+        ) from exc
     globals()[name] = value
     return value

@@ -1,6 +1,6 @@
 """``python -m sqlmemory``: the ``sqlmemory`` command."""
 
-from sqlmemory.cli import main
+from sqlmemory.cli import run
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

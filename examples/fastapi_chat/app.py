@@ -15,7 +15,6 @@ returns can be posted again as it is.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -36,7 +35,7 @@ from sqlmemory import (
     StorageError,
     TokenWindow,
 )
-from sqlmemory.migrate import upgrade
+from sqlmemory.migrate import upgrade_async
 from sqlmemory.wire import messages_from_dicts, messages_to_dicts
 
 __all__ = ["DEFAULT_URL", "URL_ENV", "app", "create_app"]
@@ -59,7 +58,6 @@ def create_app(url: str | None = None, *, max_blob_bytes: int | None = None) -> 
     Args:
         url: an async SQLAlchemy URL (``sqlite+aiosqlite``, ``postgresql+asyncpg``,
             ``mysql+aiomysql``); ``$SQLMEMORY_URL`` or :data:`DEFAULT_URL` when ``None``.
-            The backend's sync driver must be installed too: the migrations run on it.
         max_blob_bytes: the largest image or document accepted (the storage's default,
             20 MiB, when ``None``); larger ones are answered with 413.
 
@@ -70,13 +68,11 @@ def create_app(url: str | None = None, *, max_blob_bytes: int | None = None) -> 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # Alembic is synchronous: it runs in a worker thread, over the backend's sync
-        # driver (migrate maps the async URL), so start-up never blocks the event loop.
-        # With several worker processes, run `sqlmemory migrate` once before starting
-        # them instead: two upgrades racing on an empty database may fail one worker.
-        await asyncio.to_thread(upgrade, database_url)
-        engine = create_async_engine(database_url)
+        # pre_ping: a pooled connection that died while idle is replaced before use.
+        engine = create_async_engine(database_url, pool_pre_ping=True)
         try:
+            # On the app's own engine, without blocking the event loop (docs/production.md).
+            await upgrade_async(engine)
             limits = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
             app.state.storage = AsyncSqlStorage(engine, **limits)
             yield
@@ -141,11 +137,16 @@ def _add_routes(app: FastAPI) -> None:
 
         A message whose id is already stored with the same content is skipped, so a
         client may retry a request; the same id with other content is a 409.
-        Returns how many messages the request held and the session's count after it.
+        Returns how many of the request's messages were new (0 for a retry) and the
+        session's count after it.
         """
         batch = messages_from_dicts(messages)
+        before = await storage.count(session_id)
         await storage.append(session_id, *batch)
-        return {"appended": len(batch), "count": await storage.count(session_id)}
+        after = await storage.count(session_id)
+        # The count's growth is what this request added; another request appending to
+        # the same session between the two counts would be counted too, hence the cap.
+        return {"appended": min(len(batch), after - before), "count": after}
 
     @app.get(f"{SESSION}/messages")
     async def read_messages(

@@ -204,7 +204,7 @@ async def test_append_and_read_back_exactly(client: httpx.AsyncClient, prefix: s
 
     # What a read returns can be posted again as it is: a no-op retry.
     again = await client.post(f"/sessions/{prefix}chat/messages", json=got)
-    assert again.json() == {"appended": len(messages), "count": len(messages)}
+    assert again.json() == {"appended": 0, "count": len(messages)}
 
 
 async def test_unknown_session_reads_empty(client: httpx.AsyncClient, prefix: str) -> None:
@@ -301,10 +301,15 @@ async def test_list_sessions_by_prefix(client: httpx.AsyncClient, prefix: str) -
 
 async def test_identical_retry_is_a_no_op(client: httpx.AsyncClient, prefix: str) -> None:
     message = Message.user("once")
-    assert (await _post(client, f"{prefix}r", message)).status_code == 201
+    first = await _post(client, f"{prefix}r", message)
+    assert first.status_code == 201
+    assert first.json() == {"appended": 1, "count": 1}
     response = await _post(client, f"{prefix}r", message)
     assert response.status_code == 201
-    assert response.json() == {"appended": 1, "count": 1}
+    assert response.json() == {"appended": 0, "count": 1}
+    # A retry that carries one more message appends only that one.
+    more = await _post(client, f"{prefix}r", message, Message.user("twice"))
+    assert more.json() == {"appended": 1, "count": 2}
 
 
 async def test_duplicate_id_with_other_content_is_409(

@@ -24,6 +24,8 @@ from tests.support.backends import (
     candidate_url,
     delete_rows,
     drop_sqlmemory_tables,
+    mysql_packet_problem,
+    packet_size_problem,
     required_backends,
     resolve_url,
     sqlmemory_data_tables,
@@ -74,6 +76,32 @@ def test_mysql_connection_is_utf8mb4_with_room_for_large_blobs(db_url: str) -> N
         engine.dispose()
     assert charset == "utf8mb4"
     assert int(packet) >= MYSQL_MIN_ALLOWED_PACKET
+
+
+@pytest.mark.parametrize("backend", ["mysql"], indirect=True)
+def test_checking_the_packet_size_changes_no_server_setting(db_url: str) -> None:
+    statements: list[str] = []
+
+    def record(conn: object, cursor: object, statement: str, *args: object) -> None:
+        statements.append(statement)
+
+    sa.event.listen(sa.Engine, "before_cursor_execute", record)
+    try:
+        assert mysql_packet_problem(db_url) is None
+    finally:
+        sa.event.remove(sa.Engine, "before_cursor_execute", record)
+    assert statements
+    assert all(s.lstrip().upper().startswith("SELECT") for s in statements), statements
+
+
+def test_a_small_packet_size_names_the_fix() -> None:
+    url = "mysql+pymysql://root:secret@db/test"
+    assert packet_size_problem(url, MYSQL_MIN_ALLOWED_PACKET) is None
+    problem = packet_size_problem(url, 16 * 1024 * 1024)
+    assert problem is not None
+    assert "max_allowed_packet = 16 MiB" in problem and "secret" not in problem
+    assert "--max-allowed-packet=256M" in problem
+    assert "SET GLOBAL max_allowed_packet = 268435456" in problem
 
 
 # --- resolution rules, with a fake environment and fake probes ------------------------

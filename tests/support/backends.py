@@ -252,29 +252,34 @@ def resolve_url(
     return url
 
 
-def raise_mysql_packet_limit(url: str) -> None:
-    """Best effort: let the MySQL server accept statements carrying 20 MiB blobs.
+def mysql_packet_problem(url: str) -> str | None:
+    """Why the MySQL server at ``url`` cannot take the tests' 20 MiB blobs, or ``None``.
 
-    ``SET GLOBAL`` only affects connections opened afterwards, so call this before
-    creating the engines that the tests use.
+    The tests never change server settings (another project may share the server): a
+    ``max_allowed_packet`` below :data:`MYSQL_MIN_ALLOWED_PACKET` makes the backend
+    unavailable, with the setting that fixes it.
     """
     engine = sa.create_engine(url, poolclass=NullPool)
     try:
         with engine.connect() as conn:
-            current = conn.execute(sa.text("SELECT @@GLOBAL.max_allowed_packet")).scalar_one()
-            if int(current) < MYSQL_MAX_ALLOWED_PACKET:
-                conn.execute(
-                    sa.text("SET GLOBAL max_allowed_packet = :size"),
-                    {"size": MYSQL_MAX_ALLOWED_PACKET},
-                )
-    except Exception as exc:
-        warnings.warn(
-            f"could not raise max_allowed_packet on {redact(url)}; large blob tests may fail "
-            f"({type(exc).__name__}: {exc})",
-            stacklevel=2,
-        )
+            size = int(conn.execute(sa.text("SELECT @@GLOBAL.max_allowed_packet")).scalar_one())
     finally:
         engine.dispose()
+    return packet_size_problem(url, size)
+
+
+def packet_size_problem(url: str, size: int) -> str | None:
+    """:func:`mysql_packet_problem` for a server whose ``max_allowed_packet`` is ``size``."""
+    if size >= MYSQL_MIN_ALLOWED_PACKET:
+        return None
+    mib = MYSQL_MAX_ALLOWED_PACKET // (1024 * 1024)
+    return (
+        f"{redact(url)} has max_allowed_packet = {size // (1024 * 1024)} MiB; the tests store "
+        f"20 MiB blobs and need at least {MYSQL_MIN_ALLOWED_PACKET // (1024 * 1024)} MiB: start "
+        f"the server with --max-allowed-packet={mib}M (max_allowed_packet = {mib}M under "
+        f"[mysqld] in its configuration), or run SET GLOBAL max_allowed_packet = "
+        f"{MYSQL_MAX_ALLOWED_PACKET} as an administrator (.ci/run does this on CI)"
+    )
 
 
 def _reflect(conn: sa.Connection, names: list[str]) -> sa.MetaData:

@@ -29,7 +29,7 @@ from tests.support.backends import (
     delete_rows,
     drop_sqlmemory_tables,
     missing_driver,
-    raise_mysql_packet_limit,
+    mysql_packet_problem,
     resolve_url,
     sqlmemory_data_tables,
     unavailable,
@@ -79,17 +79,18 @@ class Databases:
             except BackendUnavailable as exc:
                 self._reasons[backend] = str(exc)
             else:
-                if backend == "mysql":
-                    raise_mysql_packet_limit(url)
-                # Tables left by an earlier run may hold an older schema under the same
-                # revision id; every test of this run starts from a database without them.
-                scratch = sa.create_engine(url)
-                try:
-                    drop_sqlmemory_tables(scratch)
-                finally:
-                    scratch.dispose()
-                self._urls[backend] = url
-                return url
+                problem = mysql_packet_problem(url) if backend == "mysql" else None
+                if problem is None:
+                    # Tables left by an earlier run may hold an older schema under the same
+                    # revision id; every test of this run starts from a database without them.
+                    scratch = sa.create_engine(url)
+                    try:
+                        drop_sqlmemory_tables(scratch)
+                    finally:
+                        scratch.dispose()
+                    self._urls[backend] = url
+                    return url
+                self._reasons[backend] = problem
         # Outside the except block, so the report is the reason, not a traceback chain.
         unavailable(backend, self._reasons[backend], self.environ)
 

@@ -1,0 +1,187 @@
+"""A chat-history service on sqlmemory's ``SqlStorage``: the sync twin of ``fastapi_chat``.
+
+Run it from the repository root::
+
+    flask --app examples.flask_chat.app run
+
+The database comes from ``$SQLMEMORY_URL`` (a SQLAlchemy URL, by default
+``sqlite:///chat.db``). :func:`create_app` brings the schema to head and opens one engine
+for the life of the process; every request borrows a pooled connection through the
+storage, which commits or rolls back each call on its own.
+
+Messages travel in sqlmemory's versioned JSON form (``sqlmemory.wire``): a request body
+is a JSON array of messages, and reads answer with the same array, so what a ``GET``
+returns can be posted again as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+import sqlalchemy as sa
+from flask import Flask, jsonify, request
+from flask.typing import ResponseReturnValue
+from werkzeug.exceptions import BadRequest, HTTPException
+from werkzeug.routing import PathConverter
+
+from sqlmemory import (
+    BlobTooLargeError,
+    DuplicateMessageError,
+    FixedWindow,
+    Policy,
+    SchemaError,
+    SqlStorage,
+    StorageError,
+    TokenWindow,
+)
+from sqlmemory.migrate import upgrade
+from sqlmemory.wire import messages_from_dicts, messages_to_dicts
+
+__all__ = ["DEFAULT_URL", "URL_ENV", "create_app"]
+
+URL_ENV = "SQLMEMORY_URL"
+"""The environment variable naming the database."""
+
+DEFAULT_URL = "sqlite:///chat.db"
+"""The database used when ``$SQLMEMORY_URL`` is not set: ``chat.db`` in the working dir."""
+
+logger = logging.getLogger(__name__)
+
+
+class SessionIdConverter(PathConverter):
+    """A session id in the path: may hold "/" ("user/42/chat") and may be empty.
+
+    An empty or malformed id reaches the library, which answers it with a typed error
+    (422 here) instead of the router's 404.
+    """
+
+    regex = ".*?"
+    part_isolating = False  # it spans "/": Werkzeug must match it across path segments
+
+
+def create_app(
+    url: str | None = None, *, engine: sa.Engine | None = None, max_blob_bytes: int | None = None
+) -> Flask:
+    """Build the service.
+
+    Args:
+        url: a SQLAlchemy URL; ``$SQLMEMORY_URL`` or :data:`DEFAULT_URL` when ``None``.
+        engine: an engine to use instead of making one from ``url`` (the caller disposes it).
+        max_blob_bytes: the largest image or document accepted (the storage's default,
+            20 MiB, when ``None``); larger ones are answered with 413.
+
+    Returns:
+        The application, its database schema at head.
+    """
+    if engine is None:
+        # pre_ping: a worker that sat idle gets a fresh connection, not a dead one.
+        engine = sa.create_engine(url or os.environ.get(URL_ENV) or DEFAULT_URL, pool_pre_ping=True)
+    # Safe from several processes at once; `sqlmemory migrate` in the deploy step also works.
+    upgrade(engine)
+    limits = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
+    storage = SqlStorage(engine, **limits)
+
+    app = Flask(__name__)
+    # Flask sorts JSON keys by default; tool-call arguments must keep their order, so a
+    # history read back is byte for byte what the model produced.
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.url_map.converters["session_id"] = SessionIdConverter
+    app.url_map.merge_slashes = False  # "/sessions//messages" is the empty id, not a redirect
+    app.extensions["sqlmemory"] = storage
+    _add_error_handlers(app)
+    _add_routes(app, storage)
+    return app
+
+
+def _error(status: int, detail: str) -> ResponseReturnValue:
+    return jsonify(detail=detail), status
+
+
+def _storage_failed(exc: StorageError) -> ResponseReturnValue:
+    if isinstance(exc, SchemaError):
+        # Says which command fixes the database; it holds no data and no password.
+        return _error(503, str(exc))
+    # A driver error quotes the SQL and its parameters, which may be other users'
+    # messages: it goes to the log, and the client learns only that it may retry.
+    logger.error("storage failed on %s %s", request.method, request.path, exc_info=exc)
+    return _error(503, "the database is unavailable; try again later")
+
+
+def _add_error_handlers(app: Flask) -> None:
+    # Flask picks the handler of the most derived class in the error's MRO, so the
+    # ValueError subclasses win over the ValueError catch-all (which covers
+    # InvalidMessageError, InvalidSessionIdError and the library's argument checks).
+    app.register_error_handler(ValueError, lambda exc: _error(422, str(exc)))
+    app.register_error_handler(DuplicateMessageError, lambda exc: _error(409, str(exc)))
+    app.register_error_handler(BlobTooLargeError, lambda exc: _error(413, str(exc)))
+    app.register_error_handler(StorageError, _storage_failed)
+    app.register_error_handler(
+        HTTPException, lambda exc: _error(exc.code or 500, exc.description or exc.name)
+    )
+
+
+def _json_body() -> Any:
+    try:
+        return request.get_json()
+    except BadRequest as exc:  # malformed JSON: a client error in the body, as FastAPI's 422
+        raise ValueError(f"the body is not valid JSON: {exc.description}") from None
+
+
+def _int_arg(name: str, *, minimum: int) -> int | None:
+    raw = request.args.get(name)
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}")
+    return value
+
+
+def _add_routes(app: Flask, storage: SqlStorage) -> None:
+    @app.post("/sessions/<session_id:session_id>/messages")
+    def append_messages(session_id: str) -> ResponseReturnValue:
+        """Append a JSON array of messages, all or none; retried messages are skipped."""
+        batch = messages_from_dicts(_json_body())
+        before = storage.count(session_id)
+        storage.append(session_id, *batch)
+        after = storage.count(session_id)
+        # The count's growth is what this request added; another request appending to
+        # the same session between the two counts would be counted too, hence the cap.
+        return {"appended": min(len(batch), after - before), "count": after}, 201
+
+    @app.get("/sessions/<session_id:session_id>/messages")
+    def read_messages(session_id: str) -> ResponseReturnValue:
+        """The history oldest first, or its window (``window=N`` or ``max_tokens=N``)."""
+        window = _int_arg("window", minimum=0)
+        max_tokens = _int_arg("max_tokens", minimum=1)
+        if window is not None and max_tokens is not None:
+            raise ValueError("give window or max_tokens, not both")
+        policy: Policy | None = None
+        if window is not None:
+            policy = FixedWindow(window)
+        elif max_tokens is not None:
+            policy = TokenWindow(max_tokens)
+        return jsonify(messages_to_dicts(storage.load(session_id, policy)))
+
+    @app.post("/sessions/<session_id:session_id>/evict")
+    def evict(session_id: str) -> ResponseReturnValue:
+        """Delete the oldest messages so that at most ``keep`` remain."""
+        keep = _int_arg("keep", minimum=0)
+        if keep is None:
+            raise ValueError("keep is required")
+        return {"deleted": storage.evict(session_id, keep)}
+
+    @app.delete("/sessions/<session_id:session_id>")
+    def clear(session_id: str) -> ResponseReturnValue:
+        """Delete a session and its messages."""
+        return {"deleted": storage.clear(session_id)}
+
+    @app.get("/sessions")
+    def list_sessions() -> ResponseReturnValue:
+        """The ids of the stored sessions, sorted; those starting with ``prefix`` if given."""
+        return jsonify(storage.sessions(request.args.get("prefix")))

@@ -1,0 +1,294 @@
+"""The Flask chat-history service through Flask's test client, on every backend.
+
+The database fixtures are the test suite's (``examples/conftest.py``): each test gets
+clean ``sqlmemory_*`` tables on SQLite, PostgreSQL and MySQL/MariaDB.
+"""
+
+from __future__ import annotations
+
+import io
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from flask import Flask
+from flask.testing import FlaskClient
+from PIL import Image
+from sqlalchemy.pool import NullPool
+
+from sqlmemory import (
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    StorageError,
+    TextBlock,
+    TokenWindow,
+    ToolCall,
+)
+from sqlmemory.wire import messages_to_dicts
+
+from .app import URL_ENV, create_app
+
+BLOB_LIMIT = 4096
+"""The app's blob limit in these tests: small, so that a 413 needs no 20 MiB upload."""
+
+
+@pytest.fixture
+def app(engine: sa.Engine) -> Flask:
+    """The service on the clean tables of the backend under test."""
+    app = create_app(engine=engine, max_blob_bytes=BLOB_LIMIT)
+    app.config["TESTING"] = True
+    return app
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
+
+
+def post(client: FlaskClient, sid: str, *messages: Message) -> Any:
+    return client.post(f"/sessions/{sid}/messages", json=messages_to_dicts(messages))
+
+
+def ids(client: FlaskClient, sid: str, **params: Any) -> list[str]:
+    response = client.get(f"/sessions/{sid}/messages", query_string=params)
+    assert response.status_code == 200, response.text
+    return [m["id"] for m in response.json]
+
+
+def png(width: int, height: int) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (width, height)).save(out, "PNG")
+    return out.getvalue()
+
+
+def tool_exchange() -> list[Message]:
+    """The example of docs/contract/windows.md: user, call c1, its result, the answer."""
+    return [
+        Message.user("What is 6 x 7?"),
+        Message.assistant(tool_calls=[ToolCall("c1", "multiply", {"a": 6, "b": 7})]),
+        Message.tool("c1", "42"),
+        Message.assistant("6 x 7 = 42."),
+    ]
+
+
+def test_append_and_read_back_exactly(client: FlaskClient) -> None:
+    imported_at = datetime(2024, 2, 29, 23, 59, 59, 123456, tzinfo=timezone.utc)
+    messages = [
+        Message.user(
+            [
+                TextBlock("What is in this picture? 😀 \x00"),
+                ImageBlock(png(65, 64), "image/png"),
+                DocumentBlock(b"notes", "text/plain", title="notes.txt"),
+            ]
+        ),
+        Message.assistant(tool_calls=[ToolCall("c1", "search", {"zeta": 1, "alpha": [1, 2]})]),
+        Message.tool("c1", "found"),
+        Message.user("imported", recorded_at=imported_at),
+    ]
+    sent = messages_to_dicts(messages)
+    response = client.post("/sessions/user/7/chat/messages", json=sent)
+    assert response.status_code == 201, response.text
+    assert response.json == {"appended": 4, "count": 4}
+
+    got = client.get("/sessions/user/7/chat/messages").json
+    for stored, original in zip(got, sent, strict=True):
+        if original["recorded_at"] is None:  # the store fills it in, in UTC
+            assigned = datetime.fromisoformat(stored["recorded_at"])
+            assert assigned.utcoffset() == timedelta(0)
+            original = {**original, "recorded_at": stored["recorded_at"]}
+        assert stored == original
+    assert list(got[1]["tool_calls"][0]["arguments"]) == ["zeta", "alpha"]
+
+    # What a read returns can be posted again as it is: a retry appends nothing.
+    again = client.post("/sessions/user/7/chat/messages", json=got)
+    assert again.status_code == 201
+    assert again.json == {"appended": 0, "count": 4}
+    more = post(client, "user/7/chat", Message.from_dict(got[0]), Message.user("new"))
+    assert more.json == {"appended": 1, "count": 5}
+
+
+def test_windows_and_token_budgets(client: FlaskClient) -> None:
+    user, call, result, answer = tool_exchange()
+    post(client, "w", user, call, result, answer)
+    assert ids(client, "w", window=2) == [call.id, result.id, answer.id]
+    assert ids(client, "w", window=1) == [answer.id]
+    assert ids(client, "w", window=0) == []
+    assert ids(client, "nobody") == []
+    for budget in (1, 8, 20, 1000):
+        expected = [m.id for m in TokenWindow(budget).apply([user, call, result, answer])]
+        assert ids(client, "w", max_tokens=budget) == expected, budget
+
+
+def test_evict_delete_and_list(client: FlaskClient) -> None:
+    texts = [Message.user(t) for t in ("one", "two", "three")]
+    post(client, "a/1", *texts)
+    post(client, "a/2", Message.user("x"))
+    post(client, "b", Message.user("y"))
+
+    assert client.post("/sessions/a/1/evict?keep=1").json == {"deleted": 2}
+    assert ids(client, "a/1") == [texts[2].id]
+    assert client.get("/sessions").json == ["a/1", "a/2", "b"]
+    assert client.get("/sessions?prefix=a/").json == ["a/1", "a/2"]
+    assert client.delete("/sessions/a/1").json == {"deleted": 1}
+    assert client.get("/sessions?prefix=a/").json == ["a/2"]
+
+
+def test_duplicate_id_with_other_content_is_409_and_writes_nothing(client: FlaskClient) -> None:
+    post(client, "dup", Message.user("original", id="m-1"))
+    response = post(client, "dup", Message.user("new"), Message.user("changed", id="m-1"))
+    assert response.status_code == 409
+    assert "m-1" in response.json["detail"]
+    assert ids(client, "dup") == ["m-1"]
+
+
+def _message(**fields: Any) -> dict[str, Any]:
+    return {"role": "user", "content": [{"kind": "text", "text": "hi"}], **fields}
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        pytest.param([{"content": []}], "message.role is missing", id="no-role"),
+        pytest.param([_message(role="tool")], "tool_call_id", id="tool-without-call-id"),
+        pytest.param([_message(), "hello"], "[1]", id="item-not-an-object"),
+        pytest.param({"messages": []}, "array", id="body-not-a-list"),
+    ],
+)
+def test_malformed_messages_are_422(client: FlaskClient, body: Any, fragment: str) -> None:
+    response = client.post("/sessions/bad/messages", json=body)
+    assert response.status_code == 422, response.text
+    assert fragment in response.json["detail"]
+    assert ids(client, "bad") == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        pytest.param('[{"role": "user", "content": [', "not valid JSON", id="truncated-json"),
+        pytest.param(
+            '[{"role": "user", "content": [{"kind": "text", "text": "\\ud800"}]}]',
+            "surrogate",
+            id="lone-surrogate",
+        ),
+        pytest.param(
+            '[{"role": "assistant", "content": [],'
+            ' "tool_calls": [{"id": "c1", "name": "f", "arguments": {"x": NaN}}]}]',
+            "NaN",
+            id="nan-argument",
+        ),
+    ],
+)
+def test_malformed_json_is_422(client: FlaskClient, raw: str, fragment: str) -> None:
+    response = client.post(
+        "/sessions/bad/messages", data=raw.encode(), content_type="application/json"
+    )
+    assert response.status_code == 422, response.text
+    assert fragment.lower() in response.json["detail"].lower()
+    assert ids(client, "bad") == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "fragment"),
+    [
+        pytest.param("GET", "/sessions/%20padded/messages", "whitespace", id="get-padded"),
+        pytest.param("POST", "/sessions/bell%07/messages", "control", id="post-control"),
+        pytest.param("GET", f"/sessions/{'x' * 256}/messages", "255", id="get-too-long"),
+        pytest.param("POST", "/sessions//messages", "empty", id="post-empty"),
+        pytest.param("DELETE", "/sessions/tab%09", "whitespace", id="delete-padded"),
+    ],
+)
+def test_invalid_session_id_is_422(
+    client: FlaskClient, method: str, path: str, fragment: str
+) -> None:
+    body = messages_to_dicts([Message.user("hi")]) if method == "POST" else None
+    response = client.open(path, method=method, json=body)
+    assert response.status_code == 422, response.text
+    assert fragment in response.json["detail"]
+
+
+@pytest.mark.parametrize(
+    ("method", "suffix", "fragment"),
+    [
+        pytest.param("POST", "evict?keep=-1", "keep must be >= 0", id="negative-keep"),
+        pytest.param("POST", "evict?keep=two", "keep must be an integer", id="keep-not-int"),
+        pytest.param("POST", "evict", "keep is required", id="keep-missing"),
+        pytest.param("GET", "messages?window=2&max_tokens=10", "not both", id="both-windows"),
+        pytest.param("GET", "messages?max_tokens=0", "max_tokens must be >= 1", id="zero-budget"),
+    ],
+)
+def test_bad_query_is_422(client: FlaskClient, method: str, suffix: str, fragment: str) -> None:
+    post(client, "q", Message.user("keep me"))
+    response = client.open(f"/sessions/q/{suffix}", method=method)
+    assert response.status_code == 422, response.text
+    assert fragment in response.json["detail"]
+    assert len(ids(client, "q")) == 1
+
+
+def test_blob_over_the_limit_is_413(client: FlaskClient) -> None:
+    small = Message.user([DocumentBlock(b"x" * BLOB_LIMIT, "text/plain")])
+    large = Message.user([DocumentBlock(b"x" * (BLOB_LIMIT + 1), "text/plain")])
+    assert post(client, "blob", small).status_code == 201
+    response = post(client, "blob", large)
+    assert response.status_code == 413
+    assert str(BLOB_LIMIT) in response.json["detail"]
+    assert ids(client, "blob") == [small.id]
+
+
+def test_unknown_route_and_method_are_json_4xx(client: FlaskClient) -> None:
+    missing = client.get("/nowhere")
+    assert missing.status_code == 404 and "detail" in missing.json
+    wrong = client.put("/sessions/s/messages")
+    assert wrong.status_code == 405 and "detail" in wrong.json
+
+
+def test_concurrent_posts_lose_and_duplicate_nothing(app: Flask) -> None:
+    messages = [Message.user(f"message {i}") for i in range(12)]
+
+    def send(message: Message) -> Any:
+        return post(app.test_client(), "busy", message)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        responses = list(pool.map(send, messages))
+    assert [r.status_code for r in responses] == [201] * 12
+    assert sorted(ids(app.test_client(), "busy")) == sorted(m.id for m in messages)
+
+
+def test_storage_failure_is_503_without_details(
+    app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object) -> None:
+        raise StorageError("append failed: INSERT ... ('secret user text')")
+
+    monkeypatch.setattr(app.extensions["sqlmemory"], "append", broken)
+    response = post(client, "down", Message.user("hi"))
+    assert response.status_code == 503
+    assert "secret" not in response.text
+    assert "unavailable" in response.json["detail"]
+
+
+def test_schema_not_at_head_is_503_naming_the_fix(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'chat.db'}"
+    app = create_app(url)
+    engine = sa.create_engine(url, poolclass=NullPool)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DELETE FROM sqlmemory_alembic_version"))
+    engine.dispose()
+    response = app.test_client().get("/sessions/s/messages")
+    assert response.status_code == 503
+    assert "sqlmemory migrate" in response.json["detail"]
+    app.extensions["sqlmemory"].engine.dispose()
+
+
+def test_url_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    database = tmp_path / "from-env.db"
+    monkeypatch.setenv(URL_ENV, f"sqlite:///{database}")
+    app = create_app()
+    try:
+        assert post(app.test_client(), "s", Message.user("hi")).status_code == 201
+    finally:
+        app.extensions["sqlmemory"].engine.dispose()
+    assert database.is_file()

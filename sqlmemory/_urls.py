@@ -1,0 +1,177 @@
+"""Database URLs: parse them, and say in one line what to do when one cannot be used.
+
+A newcomer's URL fails in a few ways, each of which SQLAlchemy reports in its own terms
+(``ArgumentError``, ``NoSuchModuleError``, ``ModuleNotFoundError: No module named
+'MySQLdb'``). Here each becomes an error that names the fix:
+
+- not a URL, or a database sqlmemory does not support: :class:`ValueError` showing the
+  URL forms sqlmemory uses;
+- a driver sqlmemory installs but that is missing: :class:`ModuleNotFoundError` (an
+  :class:`ImportError`) naming the ``pip install 'sqlmemory[extra]'`` that brings it;
+- a driver sqlmemory does not install (``mysql://`` selects MySQLdb): :class:`ValueError`
+  naming the URL form of the driver sqlmemory does install (``mysql+pymysql://``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+__all__ = ["URL_FORMS", "create_sync_engine", "driver_error", "parse_url", "redact"]
+
+URL_FORMS = {
+    "sqlite": "sqlite:///path/to/file.db",
+    "postgresql": "postgresql+psycopg://user:password@host:5432/database",
+    "mysql": "mysql+pymysql://user:password@host:3306/database",
+}
+"""The sync URL form of each supported backend."""
+
+ASYNC_URL_FORMS = {
+    "sqlite": "sqlite+aiosqlite:///path/to/file.db",
+    "postgresql": "postgresql+asyncpg://user:password@host:5432/database",
+    "mysql": "mysql+aiomysql://user:password@host:3306/database",
+}
+"""The async URL form of each supported backend."""
+
+_BACKENDS = {"sqlite": "sqlite", "postgresql": "postgresql", "mysql": "mysql", "mariadb": "mysql"}
+
+# The extra installing each driver sqlmemory supports (pyproject.toml).
+_DRIVER_EXTRAS = {
+    "psycopg": "postgres",
+    "psycopg_binary": "postgres",
+    "asyncpg": "postgres",
+    "pymysql": "mysql",
+    "aiomysql": "mysql",
+    "aiosqlite": "async",
+    "greenlet": "async",
+}
+_BACKEND_EXTRAS = {"postgresql": "postgres", "mysql": "mysql", "sqlite": "async"}
+
+
+def redact(url: str | URL) -> str:
+    """``url`` as text with its password hidden, even when it does not parse.
+
+    Examples:
+        >>> redact("postgresql+psycopg://app:secret@db/app")
+        'postgresql+psycopg://app:***@db/app'
+        >>> redact("postgresql://app:secret@db:port/app")
+        'postgresql://app:***@db:port/app'
+    """
+    if isinstance(url, URL):
+        return url.render_as_string(hide_password=True)
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except (ArgumentError, ValueError):  # unparsable: never echo what looks like a password
+        return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def _forms() -> str:
+    return ", ".join(URL_FORMS.values())
+
+
+def parse_url(url: str | URL) -> URL:
+    """Parse ``url``; a string that is no SQLAlchemy URL gets a :class:`ValueError`.
+
+    Examples:
+        >>> parse_url("sqlite:///chat.db").get_backend_name()
+        'sqlite'
+        >>> parse_url("chat.db")
+        Traceback (most recent call last):
+        ...
+        ValueError: 'chat.db' is not a database URL; sqlmemory uses URLs such as sqlite:///...
+
+    Raises:
+        ValueError: ``url`` does not parse; the message shows the supported URL forms.
+        TypeError: ``url`` is neither a string nor a ``URL``.
+    """
+    if isinstance(url, URL):
+        return url
+    if not isinstance(url, str):
+        raise TypeError(f"a database URL must be a str, not {type(url).__name__}")
+    try:
+        return make_url(url)
+    except (ArgumentError, ValueError) as exc:  # a bad port escapes as a bare ValueError
+        detail = "" if "Could not parse" in str(exc) else f" ({exc})"
+        raise ValueError(
+            f"{redact(url)!r} is not a database URL{detail}; sqlmemory uses URLs such as {_forms()}"
+        ) from None
+
+
+def _unsupported(url: URL) -> ValueError:
+    return ValueError(
+        f"{redact(url)}: sqlmemory does not support the database {url.get_backend_name()!r}; "
+        f"it uses URLs such as {_forms()}"
+    )
+
+
+def driver_error(url: URL, exc: ImportError, *, is_async: bool = False) -> Exception:
+    """The error telling how to fix ``exc``, raised when ``url``'s driver would not import.
+
+    Examples:
+        >>> url = parse_url("mysql://app@db/app")
+        >>> print(driver_error(url, ModuleNotFoundError("no", name="MySQLdb")))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        mysql://app@db/app selects the driver 'MySQLdb', which sqlmemory does not install:
+        use mysql+pymysql://user:password@host:3306/database (pip install 'sqlmemory[mysql]')
+        >>> print(driver_error(url.set(drivername="mysql+pymysql"),
+        ...                    ModuleNotFoundError("no", name="pymysql")))
+        the database driver 'pymysql' is not installed: pip install 'sqlmemory[mysql]'
+
+    Returns:
+        A :class:`ModuleNotFoundError` naming the extra for a driver sqlmemory installs; a
+        :class:`ValueError` naming the URL form of sqlmemory's driver for another one.
+    """
+    module = (getattr(exc, "name", None) or "").split(".")[0]
+    extra = _DRIVER_EXTRAS.get(module)
+    if extra is not None:
+        return ModuleNotFoundError(
+            f"the database driver {module!r} is not installed: pip install 'sqlmemory[{extra}]'",
+            name=module,
+        )
+    backend = _BACKENDS.get(url.get_backend_name())
+    if backend is None:
+        return _unsupported(url)
+    if not isinstance(exc, ModuleNotFoundError) or not module:
+        # Installed but broken (a version sqlmemory's extras exclude, for one).
+        return ImportError(f"{redact(url)}: the database driver failed to import: {exc}")
+    form = (ASYNC_URL_FORMS if is_async else URL_FORMS)[backend]
+    wanted = _BACKEND_EXTRAS[backend] if is_async or backend != "sqlite" else None
+    install = f" (pip install 'sqlmemory[{wanted}]')" if wanted else ""
+    return ValueError(
+        f"{redact(url)} selects the driver {module!r}, which sqlmemory does not install: "
+        f"use {form}{install}"
+    )
+
+
+def create_sync_engine(url: str | URL, **kwargs: Any) -> sa.Engine:
+    """``sqlalchemy.create_engine(url, **kwargs)``, with errors that name the fix.
+
+    Examples:
+        >>> create_sync_engine("sqlite://").dialect.name
+        'sqlite'
+        >>> create_sync_engine("oracle+cx_oracle://app@db/app")
+        Traceback (most recent call last):
+        ...
+        ValueError: oracle+cx_oracle://app@db/app: sqlmemory does not support the database ...
+
+    Raises:
+        ValueError: ``url`` is no URL, names a database sqlmemory does not support, or a
+            driver that sqlmemory does not install and that is missing.
+        ModuleNotFoundError: the driver is one sqlmemory's extras install, and missing.
+    """
+    parsed = parse_url(url)
+    if parsed.get_backend_name() not in _BACKENDS:
+        raise _unsupported(parsed)
+    try:
+        return sa.create_engine(parsed, **kwargs)
+    except NoSuchModuleError:  # an unknown driver name: "postgresql+nosuch://"
+        raise ValueError(
+            f"{redact(parsed)}: unknown driver {parsed.get_driver_name()!r}; "
+            f"sqlmemory uses URLs such as {_forms()}"
+        ) from None
+    except ImportError as exc:
+        raise driver_error(parsed, exc) from exc
