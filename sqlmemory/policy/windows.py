@@ -115,9 +115,12 @@ class _Window:
             raise ValueError(f"{type(self).__name__}(start_on=...) takes None or 'user'")
 
     def __repr__(self) -> str:
+        # The constructor's order (the options are keyword-only, after the others),
+        # options shown only when set, so that FixedWindow(20) still prints as such.
+        ordered = sorted(fields(self), key=lambda f: bool(f.kw_only))
         shown = [
             f"{f.name}={getattr(self, f.name)!r}"
-            for f in fields(self)
+            for f in ordered
             if f.repr and not (f.kw_only and getattr(self, f.name) == f.default)
         ]
         return f"{type(self).__name__}({', '.join(shown)})"

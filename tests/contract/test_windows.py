@@ -7,20 +7,23 @@ docs/contract/storage.md (tail policies: the head of the history is read apart).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sqlmemory import FixedWindow, Message, Role, TokenWindow, ToolCall
-from sqlmemory.policy import RecentWindow
-from tests.support.cases import ids
+from sqlmemory import FixedWindow, ImageBlock, Message, Role, TokenWindow, ToolCall
+from sqlmemory.policy import RecentWindow, anthropic_tokenizer, openai_tokenizer
+from tests.support.cases import ids, image_bytes
 from tests.support.storages import Subject
 from tests.support.windows import (
     ON_STORAGES,
     any_history,
+    leading_instructions,
     text_length_tokenizer,
+    tiny_encoding,
     window_policies,
     window_problems,
 )
@@ -135,3 +138,65 @@ def test_incomplete_groups_are_left_out_wherever_they_are(storage: Any) -> None:
     assert ids(storage.load(SID, TokenWindow(10**6))) == expected
     assert ids(storage.recent(SID, 10)) == expected
     assert ids(storage.load(SID)) == ids(history)  # stored as it was
+
+
+class NewestUserMessages:
+    """A user's own tail policy written before ``keep_system`` existed: the newest ``n``
+    user messages. ``select`` takes two arguments, as it always did."""
+
+    needs_content = False
+    page_hint = 2
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def select(self, tail: Sequence[Any], complete: bool) -> list[int] | None:
+        users = [i for i, item in enumerate(tail) if item.role is Role.USER]
+        if len(users) < self.n and not complete:
+            return None
+        return users[len(users) - self.n :] if self.n else []
+
+    def apply(self, messages: Sequence[Message]) -> list[Message]:
+        chosen = self.select(messages, True)
+        assert chosen is not None
+        return [messages[i] for i in chosen]
+
+
+class PinnedNewest(NewestUserMessages):
+    """The same, pinning the head the way the built-in windows do."""
+
+    keep_system = True
+
+    def select(  # type: ignore[override]
+        self, tail: Sequence[Any], complete: bool, *, head: Sequence[Any] = ()
+    ) -> list[int] | None:
+        return super().select(tail, complete)
+
+    def apply(self, messages: Sequence[Message]) -> list[Message]:
+        pinned = len(leading_instructions(messages))
+        return [*messages[:pinned], *super().apply(messages[pinned:])]
+
+
+def test_tail_policies_of_ones_own_with_and_without_keep_system(storage: Any) -> None:
+    history = [*instructions(2), *turns(30)]
+    storage.save(SID, history)
+    stored = storage.load(SID)
+    assert ids(storage.load(SID, NewestUserMessages(3))) == ["u27", "u28", "u29"]
+    assert storage.load(SID, NewestUserMessages(40)) == NewestUserMessages(40).apply(stored)
+    pinned = storage.load(SID, PinnedNewest(3))
+    assert ids(pinned) == ["rule0", "rule1", "u27", "u28", "u29"]
+    assert storage.load(SID, PinnedNewest(40)) == PinnedNewest(40).apply(stored)
+
+
+def test_provider_estimators_price_stored_images_from_their_stored_size(storage: Any) -> None:
+    # Read back, an image's size comes from the blob row: the estimate needs no bytes.
+    screenshot = ImageBlock(image_bytes(1920, 1080), "image/png")
+    history = [*turns(3), Message.user(["what is this?", screenshot], id="shot")]
+    storage.save(SID, history)
+    stored = storage.load(SID)
+    offline = tiny_encoding()
+    for count in (openai_tokenizer(encoding=offline), anthropic_tokenizer(encoding=offline)):
+        assert count(stored[-1]) == count(history[-1])
+        window = storage.load(SID, TokenWindow(5000, count))
+        assert ids(window) == ids(history)  # the seed's 86,700 would keep the screenshot alone
+    assert ids(storage.load(SID, TokenWindow(5000))) == ["shot"]

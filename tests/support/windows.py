@@ -17,6 +17,7 @@ import itertools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -251,6 +252,21 @@ any_history = st.one_of(malformed_histories(), well_formed_histories())
 
 
 # --- random windows ---------------------------------------------------------------------------
+
+
+def tiny_encoding() -> Any:
+    """A ``tiktoken.Encoding`` built offline (tiktoken downloads the real ones): bytes are
+    tokens, and "he", "ll", "hell" merge, so "hello" is 2 tokens and "abc" 3."""
+    import tiktoken
+
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({b"he": 256, b"ll": 257, b"hell": 258})
+    return tiktoken.Encoding(
+        name="tiny",
+        pat_str=r"\S+|\s+",
+        mergeable_ranks=ranks,
+        special_tokens={"<|endoftext|>": 300},
+    )
 
 
 def text_length_tokenizer(message: Message) -> int:

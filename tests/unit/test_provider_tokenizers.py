@@ -37,19 +37,7 @@ from sqlmemory.policy import (
 from sqlmemory.policy._encodings import load_encoding
 from sqlmemory.policy.tokens import image_tokens
 from tests.support.cases import image_bytes, png_header_only
-from tests.support.windows import PURE
-
-
-def tiny_encoding() -> tiktoken.Encoding:
-    """Bytes are tokens, and "he", "ll", "hell" merge: "hello" is 2 tokens, "abc" 3."""
-    ranks = {bytes([i]): i for i in range(256)}
-    ranks.update({b"he": 256, b"ll": 257, b"hell": 258})
-    return tiktoken.Encoding(
-        name="tiny",
-        pat_str=r"\S+|\s+",
-        mergeable_ranks=ranks,
-        special_tokens={"<|endoftext|>": 300},
-    )
+from tests.support.windows import PURE, tiny_encoding
 
 
 @pytest.fixture(autouse=True)
