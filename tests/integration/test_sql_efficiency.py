@@ -47,7 +47,7 @@ class Recorder:
         return [
             (sql, params)
             for sql, params in self.statements
-            if sql.lstrip().upper().startswith(verb) and table in sql
+            if sql.lstrip("( \n").upper().startswith(verb) and table in sql
         ]
 
 

@@ -134,7 +134,7 @@ def _page_statements() -> tuple[Select[Any], Select[Any]]:
 
 
 @functools.cache
-def _head_statements() -> tuple[Executable, Executable]:
+def _head_statements(dialect: str) -> tuple[Executable, Executable]:
     """Oldest-first pages of a session's head: the first one beside the newest page (one
     statement, so a window that pins the head still costs one round trip), and the one
     after a seq, for heads longer than a page.
@@ -152,9 +152,15 @@ def _head_statements() -> tuple[Executable, Executable]:
         .limit(bindparam("head_page", type_=Integer))
     )
     newest, _ = _page_statements()
-    head = oldest.add_columns(literal_column("1", Integer).label("in_head")).subquery()
-    tail = newest.add_columns(literal_column("0", Integer).label("in_head")).subquery()
-    both = union_all(select(head), select(tail))
+    head = oldest.add_columns(literal_column("1", Integer).label("in_head"))
+    tail = newest.add_columns(literal_column("0", Integer).label("in_head"))
+    if dialect == "sqlite":
+        # SQLite takes no parenthesised SELECT in a UNION: each half is a subquery. The
+        # others get the parentheses, which MariaDB runs without temporary tables (the
+        # subqueries' cost it twice the newest page alone).
+        both = union_all(select(head.subquery()), select(tail.subquery()))
+    else:
+        both = union_all(head, tail)
     return both, oldest.where(by_seq > bindparam("after"))
 
 
@@ -233,7 +239,7 @@ class _Tail:
     def read_head_and_newest(self) -> list[RowMapping]:
         """Read the head into :attr:`head` and return the newest page, in one statement
         unless the head is longer than :data:`HEAD_PAGE` messages."""
-        both, after = _head_statements()
+        both, after = _head_statements(self.conn.dialect.name)
         params = {"sid": self.sid, "page": self.page, "head_page": HEAD_PAGE}
         rows = self.conn.execute(both, params).mappings().all()
         head_page = sorted((r for r in rows if r["in_head"]), key=lambda r: r["seq"])
