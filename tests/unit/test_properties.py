@@ -355,6 +355,9 @@ def test_evict(data: st.DataObject, history: list[Message]) -> None:
     assert ids(remaining) == ids(history[len(history) - len(remaining) :])
     if remaining:
         assert not is_tool(remaining[0])
+    # what remains, minus its orphans, is a run of the newest groups of the original
+    kept = ids(non_orphans(remaining))
+    assert kept == ids(non_orphans(history))[len(non_orphans(history)) - len(kept) :]
     assert_window_invariant(remaining, store.load("s", policy=FixedWindow(keep + 1)))
 
 
