@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -72,25 +71,26 @@ def turns(count: int) -> list[Message]:
     return messages
 
 
-@pytest.mark.parametrize("head", [0, 1, 3, 4, 5, 9])
-@pytest.mark.parametrize("length", [0, 2, 40])
-def test_keep_system_pins_the_leading_instructions(storage: Any, head: int, length: int) -> None:
+def test_keep_system_pins_the_leading_instructions(storage: Any) -> None:
     # Heads around the page the SQL storages read them in (4), short histories whose
     # newest page reaches back into the head, and long ones whose does not.
-    history = [*instructions(head), *turns(length)]
-    storage.save(SID, history)
-    stored = storage.load(SID)
-    for policy in (
+    policies = [
         FixedWindow(0, keep_system=True),
         FixedWindow(2, keep_system=True),
         FixedWindow(3, keep_system=True, start_on="user"),
         FixedWindow(10**20, keep_system=True),
         TokenWindow(60, keep_system=True),
         TokenWindow(60, text_length_tokenizer, keep_system=True, start_on="user"),
-    ):
-        window = storage.load(SID, policy)
-        assert window == policy.apply(stored), policy
-        assert ids(window[:head]) == [f"rule{i}" for i in range(head)], policy
+    ]
+    for head in (0, 1, 3, 4, 5, 9):
+        for length in (0, 2, 40):
+            sid = f"head-{head}-{length}"
+            storage.save(sid, [*instructions(head), *turns(length)])
+            stored = storage.load(sid)
+            for policy in policies:
+                window = storage.load(sid, policy)
+                assert window == policy.apply(stored), (sid, policy)
+                assert ids(window[:head]) == [f"rule{i}" for i in range(head)], (sid, policy)
 
 
 def test_keep_system_pins_only_the_head(storage: Any) -> None:

@@ -33,7 +33,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "windows-storage",
-    max_examples=40 * _SCALE,
+    max_examples=30 * _SCALE,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
