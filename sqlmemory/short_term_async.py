@@ -17,21 +17,37 @@ __all__ = ["AsyncShortTermMemory"]
 class AsyncShortTermMemory:
     """A conversation's memory: append what happens, read the window to send.
 
+    The window is the policy's: a window that keeps the system prompt and starts at a
+    user message, the shape most chat requests want, is
+    ``FixedWindow(n, keep_system=True, start_on="user")`` (or a ``TokenWindow``).
+
     Examples:
         >>> from sqlmemory import AsyncSqlStorage, FixedWindow
         >>> storage = AsyncSqlStorage.from_url("sqlite+aiosqlite://")
         >>> AsyncShortTermMemory(storage, "chat-1", FixedWindow(10)).policy
         FixedWindow(n=10)
+        >>> AsyncShortTermMemory(storage, "chat-1", FixedWindow(10, keep_system=True)).policy
+        FixedWindow(n=10, keep_system=True)
 
     Args:
         storage: where the messages live.
         session_id: the conversation.
         policy: the window :meth:`messages` returns (every message by default).
+
+    Raises:
+        InvalidSessionIdError: a bad session id (``TypeError`` for a non-``str``).
+        TypeError: ``policy`` is not a policy (it has no ``apply`` method).
     """
 
     def __init__(
         self, storage: AsyncStorage, session_id: str, policy: Policy | None = None
     ) -> None:
+        if policy is not None and (
+            isinstance(policy, type) or not callable(getattr(policy, "apply", None))
+        ):
+            raise TypeError(
+                f"policy must be a Policy (an object with an apply method), not {policy!r}"
+            )
         self.storage = storage
         self.session_id = check_session_id(session_id)
         self.policy: Policy = policy if policy is not None else NoOp()

@@ -2,8 +2,11 @@
 
 A *group* is an atomic exchange: an assistant message with tool calls plus the tool
 messages right after it that answer one of its calls; any other message is a group of
-one. A tool message that answers no call of the group before it is an *orphan*: it
-belongs to no group and no window ever holds it (``docs/contract/windows.md``).
+one. A tool message that answers no call of the group before it, or a call that an
+earlier message of the group answered already, is an *orphan*: it belongs to no group
+and no window ever holds it. A group is *complete* when every call of its assistant
+message is answered within it; windows hold complete groups only
+(``docs/contract/windows.md``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,19 @@ from typing import NamedTuple, Protocol
 
 from sqlmemory.types import Message, Role
 
-__all__ = ["Entry", "Item", "evict_start", "group_indices", "groups", "tail_groups"]
+__all__ = [
+    "HEAD_ROLES",
+    "Entry",
+    "Item",
+    "evict_start",
+    "group_indices",
+    "groups",
+    "head_length",
+    "tail_groups",
+]
+
+HEAD_ROLES = frozenset({Role.SYSTEM, Role.DEVELOPER})
+"""The roles of the instructions at the head of a history that ``keep_system`` pins."""
 
 
 class Entry(NamedTuple):
@@ -47,24 +62,37 @@ class Item(Protocol):
     def call_ids(self) -> tuple[str, ...]: ...
 
 
-def group_indices(items: Sequence[Item]) -> list[list[int]]:
-    """Indices of the groups of ``items``, oldest first; orphans are in none."""
-    result: list[list[int]] = []
-    open_calls: frozenset[str] = frozenset()
+def _scan(items: Sequence[Item]) -> tuple[list[list[int]], list[bool]]:
+    """The groups of ``items`` (indices, oldest first) and whether each is complete."""
+    found: list[list[int]] = []
+    complete: list[bool] = []
+    unanswered: set[str] = set()  # calls of the open group that no result answered yet
     for index, item in enumerate(items):
         if item.role is Role.TOOL:
-            if item.tool_call_id in open_calls:
-                result[-1].append(index)
-            # Otherwise an orphan. The open group stays open: later results of its calls
-            # still follow it through an unbroken run of tool messages.
+            if item.tool_call_id in unanswered:
+                unanswered.discard(item.tool_call_id)
+                found[-1].append(index)
+                complete[-1] = not unanswered
+            # Otherwise an orphan (or a second answer to one call, which providers refuse).
+            # The open group stays open: later results of its calls still follow it
+            # through an unbroken run of tool messages.
             continue
-        result.append([index])
-        open_calls = frozenset(item.call_ids) if item.role is Role.ASSISTANT else frozenset()
-    return result
+        found.append([index])
+        unanswered = set(item.call_ids) if item.role is Role.ASSISTANT else set()
+        complete.append(not unanswered)
+    return found, complete
+
+
+def group_indices(items: Sequence[Item]) -> list[list[int]]:
+    """Indices of the groups of ``items``, oldest first, complete or not; orphans are in none."""
+    return _scan(items)[0]
 
 
 def groups(messages: Sequence[Message]) -> list[list[Message]]:
     """The atomic groups of ``messages``, oldest first; orphan tool messages are left out.
+
+    Incomplete groups (a call without its result) are groups too; windows leave them
+    out (``docs/contract/windows.md``).
 
     Examples:
         >>> from sqlmemory import ToolCall
@@ -81,15 +109,27 @@ def groups(messages: Sequence[Message]) -> list[list[Message]]:
 
 
 def tail_groups(tail: Sequence[Item]) -> list[list[int]]:
-    """The groups of a history's suffix that are certainly whole groups of the history.
+    """The complete groups of a history's suffix that are certainly groups of the history.
 
     Leading tool messages of a tail may belong to a group that starts before it, so they
-    are skipped; from the first other message on, grouping does not depend on the past.
+    are skipped; from the first other message on, grouping does not depend on the past,
+    and neither does completeness (it depends on the messages after a group's start).
     """
     start = 0
     while start < len(tail) and tail[start].role is Role.TOOL:
         start += 1
-    return [[start + i for i in group] for group in group_indices(tail[start:])]
+    found, complete = _scan(tail[start:])
+    return [
+        [start + i for i in group] for group, whole in zip(found, complete, strict=True) if whole
+    ]
+
+
+def head_length(items: Sequence[Item]) -> int:
+    """How many messages open the history with the roles ``system`` or ``developer``."""
+    length = 0
+    while length < len(items) and items[length].role in HEAD_ROLES:
+        length += 1
+    return length
 
 
 def evict_start(roles: Sequence[Role], keep: int) -> int:

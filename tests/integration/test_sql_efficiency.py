@@ -47,7 +47,7 @@ class Recorder:
         return [
             (sql, params)
             for sql, params in self.statements
-            if sql.lstrip().upper().startswith(verb) and table in sql
+            if sql.lstrip("( \n").upper().startswith(verb) and table in sql
         ]
 
 
@@ -131,6 +131,35 @@ def test_window_read_touches_only_the_tail(storage: Any, policy: Any) -> None:
     for sql, _ in reads:
         assert "LIMIT" in sql.upper(), f"a window read must be limited: {sql}"
     assert len(reads) <= 2
+
+
+@pytest.mark.parametrize("head", [1, 6])
+@pytest.mark.parametrize(
+    "policy",
+    [FixedWindow(20, keep_system=True), TokenWindow(200, keep_system=True, start_on="user")],
+)
+def test_a_window_that_keeps_the_system_prompt_reads_only_the_head_and_the_tail(
+    storage: Any, backend: str, policy: Any, head: int
+) -> None:
+    instructions = [Message.system(f"rule {i}") for i in range(head)]
+    history = [*instructions, *(Message.user(f"message {i}") for i in range(3000))]
+    for start in range(0, len(history), 1000):
+        storage.append("long", *history[start : start + 1000])
+    with recording(storage.sync_engine) as rec:
+        window = storage.load("long", policy)
+    assert window == policy.apply(storage.load("long"))
+    assert [m.id for m in window[:head]] == [m.id for m in instructions]
+    reads = rec.touching("sqlmemory_messages", "SELECT")
+    for sql, _ in reads:
+        # every scan of the messages, the head's and the tail's, is limited
+        assert sql.upper().count("LIMIT") == sql.count("FROM sqlmemory_messages"), sql
+    # The head comes in the statement of the newest page; a head longer than the 4
+    # messages read with it takes one more (PostgreSQL first tries the read as one
+    # autocommit statement, then runs it again in a snapshot transaction).
+    if head <= 4:
+        assert len(reads) == 1, reads
+    else:
+        assert len(reads) == (3 if backend == "postgresql" else 2), reads
 
 
 def test_blob_bytes_are_read_only_for_messages_in_the_window(storage: Any) -> None:

@@ -230,9 +230,11 @@ def test_groups_two_turns_with_tools() -> None:
 
 
 def test_groups_assistant_whose_calls_have_no_results_yet() -> None:
+    # An incomplete group is a group, but no window holds it, and n does not count it.
     history = [Message.user("go"), calling("c1", "c2")]
     assert group_ids(groups(history)) == [[history[0].id], [history[1].id]]
-    assert ids(FixedWindow(1).apply(history)) == [history[1].id]
+    assert ids(FixedWindow(1).apply(history)) == [history[0].id]
+    assert ids(TokenWindow(1).apply(history)) == [history[0].id]
 
 
 def test_groups_partially_answered_parallel_calls() -> None:
@@ -259,7 +261,10 @@ def test_groups_orphan_amid_results_does_not_split_the_group() -> None:
     # the orphan is in no group, so the group before the c2 result is still c1/c2's
     history = [calling("c1", "c2"), Message.tool("zz", "stray"), Message.tool("c2", "r2")]
     assert group_ids(groups(history)) == [[history[0].id, history[2].id]]
-    assert ids(FixedWindow(1).apply(history)) == [history[0].id, history[2].id]
+    assert FixedWindow(1).apply(history) == []  # c1 has no result: incomplete
+    history.append(Message.tool("c1", "r1"))
+    assert group_ids(groups(history)) == [[history[0].id, history[2].id, history[3].id]]
+    assert ids(FixedWindow(1).apply(history)) == [history[0].id, history[2].id, history[3].id]
 
 
 def test_groups_orphan_at_head() -> None:

@@ -7,13 +7,25 @@ through ``AsyncConnection.run_sync``. None of them commits.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
 
-from sqlalchemy import Connection, Executable, Integer, bindparam, func, select
+from sqlalchemy import (
+    Connection,
+    Executable,
+    Integer,
+    Select,
+    bindparam,
+    func,
+    literal_column,
+    select,
+    union_all,
+)
 from sqlalchemy.engine import RowMapping
 
 from sqlmemory.policy import TailPolicy
+from sqlmemory.policy.groups import HEAD_ROLES, Item
 from sqlmemory.storage.sql.codec import decode_block, decode_message, entry_of
 from sqlmemory.storage.sql.schema import (
     MESSAGE_COLUMNS,
@@ -28,6 +40,10 @@ __all__ = ["DEFAULT_PAGE", "count", "read_all", "read_tail", "session_ids"]
 
 DEFAULT_PAGE = 64
 """Messages read by the first page of a tail read, for policies that give no hint."""
+HEAD_PAGE = 4
+"""Messages read from the start of a session to find its head (its leading instructions)
+for a policy with ``keep_system``; a longer head is read in pages twice the size."""
+HEAD_ROLE_NAMES = frozenset(role.value for role in HEAD_ROLES)
 MAX_PAGE = 2**31 - 1
 """The largest page bound into ``LIMIT`` (PostgreSQL binds it as a 32-bit integer); a
 policy asking for more (``recent(10**30)``) reads pages of this size until it is done."""
@@ -106,7 +122,7 @@ def read_all(conn: Connection, sid: str) -> list[Message]:
 
 
 @functools.cache
-def _page_statements() -> tuple[Executable, Executable]:
+def _page_statements() -> tuple[Select[Any], Select[Any]]:
     """Newest-first pages of a session: the first one, and the one before a seq."""
     newest = (
         select(*MESSAGE_COLUMNS)
@@ -115,6 +131,37 @@ def _page_statements() -> tuple[Executable, Executable]:
         .limit(bindparam("page", type_=Integer))
     )
     return newest, newest.where(messages_table.c.seq < bindparam("before"))
+
+
+@functools.cache
+def _head_statements(dialect: str) -> tuple[Executable, Executable]:
+    """Oldest-first pages of a session's head: the first one beside the newest page (one
+    statement, so a window that pins the head still costs one round trip), and the one
+    after a seq, for heads longer than a page.
+
+    Both are ordered scans of the ``(session_id, seq)`` key that stop after ``LIMIT``
+    rows, whatever the history's length. (A statement bounded by "the seq of the first
+    message that is not an instruction" reads the whole session on MariaDB, which does
+    not turn that subquery into a range.)
+    """
+    by_seq = messages_table.c.seq
+    oldest = (
+        select(*MESSAGE_COLUMNS)
+        .where(messages_table.c.session_id == bindparam("sid"))
+        .order_by(by_seq)
+        .limit(bindparam("head_page", type_=Integer))
+    )
+    newest, _ = _page_statements()
+    head = oldest.add_columns(literal_column("1", Integer).label("in_head"))
+    tail = newest.add_columns(literal_column("0", Integer).label("in_head"))
+    if dialect == "sqlite":
+        # SQLite takes no parenthesised SELECT in a UNION: each half is a subquery. The
+        # others get the parentheses, which MariaDB runs without temporary tables (the
+        # subqueries' cost it twice the newest page alone).
+        both = union_all(select(head.subquery()), select(tail.subquery()))
+    else:
+        both = union_all(head, tail)
+    return both, oldest.where(by_seq > bindparam("after"))
 
 
 def _older_page(
@@ -134,6 +181,87 @@ def _has_blocks(rows: Sequence[RowMapping]) -> bool:
     return any(r["n_blocks"] for r in rows)
 
 
+def _head_length(rows: Sequence[RowMapping]) -> int:
+    length = 0
+    while length < len(rows) and rows[length]["role"] in HEAD_ROLE_NAMES:
+        length += 1
+    return length
+
+
+class _NeedsTransaction(Exception):
+    """A one-statement read found that it needs another statement."""
+
+
+@dataclass
+class _Tail:
+    """What a tail read has found so far, oldest first."""
+
+    conn: Connection
+    sid: str
+    policy: TailPolicy
+    one_statement: bool
+    page: int
+    """The size of the page read last."""
+    head: list[RowMapping] = field(default_factory=list)
+    """The leading instructions, read apart for a policy with ``keep_system``."""
+    rows: list[RowMapping] = field(default_factory=list)
+    """The rows of the tail, after the head."""
+    items: list[Any] = field(default_factory=list)
+    """What the policy reads of each row: entries, or messages if it needs content."""
+
+    def items_of(self, rows: list[RowMapping]) -> list[Any]:
+        if not self.policy.needs_content:
+            return [entry_of(r) for r in rows]
+        if self.one_statement and _has_blocks(rows):
+            raise _NeedsTransaction
+        return _messages(self.conn, self.sid, rows)
+
+    def add_older(self, older: list[RowMapping]) -> bool:
+        """Put ``older`` (a page, oldest first) before the rows; True at the history's start."""
+        at_start = len(older) < self.page
+        if self.head:
+            # A short history's newest page reaches back into the head: those rows are
+            # the head's, not the tail's.
+            boundary = self.head[-1]["seq"]
+            after_head = [r for r in older if r["seq"] > boundary]
+            at_start = at_start or len(after_head) < len(older)
+            older = after_head
+        self.rows = older + self.rows
+        self.items = self.items_of(older) + self.items
+        return at_start
+
+    def read_older(self) -> list[RowMapping]:
+        if self.one_statement:
+            raise _NeedsTransaction
+        self.page = min(self.page * 2, MAX_PAGE)
+        return _older_page(self.conn, self.sid, self.page, self.rows[0])
+
+    def read_head_and_newest(self) -> list[RowMapping]:
+        """Read the head into :attr:`head` and return the newest page, in one statement
+        unless the head is longer than :data:`HEAD_PAGE` messages."""
+        both, after = _head_statements(self.conn.dialect.name)
+        params = {"sid": self.sid, "page": self.page, "head_page": HEAD_PAGE}
+        rows = self.conn.execute(both, params).mappings().all()
+        head_page = sorted((r for r in rows if r["in_head"]), key=lambda r: r["seq"])
+        newest = sorted((r for r in rows if not r["in_head"]), key=lambda r: r["seq"])
+        size = HEAD_PAGE
+        while True:
+            length = _head_length(head_page)
+            self.head += head_page[:length]
+            if length < size:
+                return newest
+            if self.one_statement:
+                raise _NeedsTransaction
+            size = min(size * 2, MAX_PAGE)
+            params = {"sid": self.sid, "head_page": size, "after": self.head[-1]["seq"]}
+            head_page = list(self.conn.execute(after, params).mappings().all())
+
+    def messages(self, rows: list[RowMapping]) -> list[Message]:
+        if self.one_statement and _has_blocks(rows):
+            raise _NeedsTransaction
+        return _messages(self.conn, self.sid, rows)
+
+
 def read_tail(
     conn: Connection, sid: str, policy: TailPolicy, *, one_statement: bool = False
 ) -> list[Message] | None:
@@ -141,30 +269,51 @@ def read_tail(
 
     Pages double in size, so a window over w messages costs O(log w) queries whatever
     the history's length; blocks and blob bytes are read only for the messages chosen.
-    With ``one_statement``, returns ``None`` instead of running a second statement (the
-    caller then reads again inside a snapshot transaction).
+    A policy with ``keep_system`` gets the head of the history (its leading
+    instructions) from the same first statement. With ``one_statement``, returns
+    ``None`` instead of running a second statement (the caller then reads again inside
+    a snapshot transaction).
     """
     page = min(max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1), MAX_PAGE)
-    rows: list[RowMapping] = []
-    items: list[Any] = []
-    while True:
-        older = _older_page(conn, sid, page, rows[0] if rows else None)
-        rows = older + rows
-        if not policy.needs_content:
-            items = [entry_of(r) for r in older] + items
-        elif one_statement and _has_blocks(older):
-            return None
-        else:
-            items = _messages(conn, sid, older) + items
-        chosen = policy.select(items, len(older) < page)
-        if chosen is not None:
-            break
-        if one_statement:
-            return None
-        page = min(page * 2, MAX_PAGE)
-    if policy.needs_content:
-        return [items[i] for i in chosen]
-    picked = [rows[i] for i in chosen]
-    if one_statement and _has_blocks(picked):
+    tail = _Tail(conn, sid, policy, one_statement, page)
+    try:
+        if not getattr(policy, "keep_system", False):
+            chosen = _decide(tail, _older_page(conn, sid, page, None), policy.select)
+            return _window(tail, chosen, [])
+        pinning = cast(_PinningPolicy, policy)
+        newest = tail.read_head_and_newest()
+        head = tail.items_of(tail.head)
+        chosen = _decide(tail, newest, lambda items, done: pinning.select(items, done, head=head))
+        return _window(tail, chosen, head)
+    except _NeedsTransaction:
         return None
-    return _messages(conn, sid, picked)
+
+
+def _decide(
+    tail: _Tail, newest: list[RowMapping], select: Callable[[list[Any], bool], list[int] | None]
+) -> list[int]:
+    """Read older pages until ``select`` decides; its indices into the tail's items."""
+    older = newest
+    while True:
+        at_start = tail.add_older(older)
+        chosen = select(tail.items, at_start)
+        if chosen is not None:
+            return chosen
+        if at_start:
+            raise TypeError(f"{tail.policy!r}.select() returned None for a whole history")
+        older = tail.read_older()
+
+
+def _window(tail: _Tail, chosen: list[int], head: list[Any]) -> list[Message]:
+    if tail.policy.needs_content:
+        return [*head, *(tail.items[i] for i in chosen)]
+    picked = [tail.rows[i] for i in chosen]
+    return [*tail.messages(tail.head), *tail.messages(picked)]
+
+
+class _PinningPolicy(TailPolicy, Protocol):
+    """A tail policy with a true ``keep_system``: its ``select`` takes the head too."""
+
+    def select(
+        self, tail: Sequence[Item], complete: bool, *, head: Sequence[Item] = ()
+    ) -> list[int] | None: ...
