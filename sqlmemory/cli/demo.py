@@ -88,6 +88,14 @@ def demo(url: str, keep: bool) -> None:
         windows: dict[str, tuple[Policy, str]] = {
             "FixedWindow(2)": (FixedWindow(2), "the 2 newest groups"),
             "TokenWindow(200)": (TokenWindow(200), "the newest groups that fit 200 tokens"),
+            "FixedWindow(2, keep_system=True, start_on='user')": (
+                FixedWindow(2, keep_system=True, start_on="user"),
+                "the system prompt, then the 2 newest groups, starting at a user turn",
+            ),
+            "TokenWindow(200, keep_system=True)": (
+                TokenWindow(200, keep_system=True),
+                "the system prompt, then the newest groups that fit what is left",
+            ),
         }
         for name, (policy, meaning) in windows.items():
             window = storage.load(session_id, policy=policy)

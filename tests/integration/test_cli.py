@@ -309,6 +309,9 @@ def test_demo_prints_history_and_windows(db_url: str, engine: sa.Engine) -> None
     assert "FixedWindow(2), the 2 newest groups: messages 5, 6 (" in out
     # The image message does not fit 200 tokens; the tool call and its result go together.
     assert "TokenWindow(200), the newest groups that fit 200 tokens: messages 3, 4, 5, 6 (" in out
+    # Windows that keep the system prompt pin message 1 at their head.
+    assert "starting at a user turn: messages 1, 6 (" in out
+    assert "fit what is left: messages 1, 3, 4, 5, 6 (" in out
     assert "Cleared session demo-" in out
     assert SqlStorage(engine).sessions(prefix="demo-") == []
 
