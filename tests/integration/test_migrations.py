@@ -60,7 +60,7 @@ def db(db_url: str) -> Iterator[sa.Engine]:
 def test_upgrade_check_downgrade_upgrade(db: sa.Engine) -> None:
     migrate.upgrade(db)
     migrate.check(db)
-    assert migrate.current(db) == migrate.head() == "0001"
+    assert migrate.current(db) == migrate.head() == "0002"
     assert sqlmemory_tables(db) == TABLES | {VERSION_TABLE}
 
     migrate.downgrade(db, "base")
@@ -254,7 +254,7 @@ def test_offline_mode_writes_the_sql(url: str, monkeypatch: pytest.MonkeyPatch) 
 
 def test_script_location_is_the_repository_migrations_in_a_checkout() -> None:
     assert migrate.script_location() == REPO / "migrations"
-    assert migrate.head() == "0001"
+    assert migrate.head() == "0002"
 
 
 def test_sync_url_maps_async_drivers() -> None:
@@ -308,6 +308,7 @@ def test_wheel_ships_the_migrations_and_migrates_from_a_fresh_venv(tmp_path: Pat
         "sqlmemory/migrations/env.py",
         "sqlmemory/migrations/script.py.mako",
         "sqlmemory/migrations/versions/0001_initial.py",
+        "sqlmemory/migrations/versions/0002_lossless_message_model.py",
         "sqlmemory/alembic.ini",
         "sqlmemory/py.typed",
         "sqlmemory/migrate.py",
@@ -346,12 +347,12 @@ def test_wheel_ships_the_migrations_and_migrates_from_a_fresh_venv(tmp_path: Pat
 
     db_file = tmp_path / "w.db"
     out = run(sqlmemory_cmd, "migrate", "--url", f"sqlite:///{db_file}")
-    assert "0001" in out
+    assert "0002" in out
     run(sqlmemory_cmd, "check", "--url", f"sqlite:///{db_file}")
     engine = sa.create_engine(f"sqlite:///{db_file}", poolclass=NullPool)
     try:
         assert sqlmemory_tables(engine) == TABLES | {VERSION_TABLE}
-        assert migrate.current(engine) == "0001"
+        assert migrate.current(engine) == "0002"
     finally:
         engine.dispose()
     location = run(python, "-c", "from sqlmemory.migrate import script_location as s; print(s())")

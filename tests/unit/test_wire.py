@@ -25,6 +25,8 @@ from sqlmemory import (
     ImageBlock,
     InvalidMessageError,
     Message,
+    OpaqueBlock,
+    RedactedThinkingBlock,
     Role,
     TextBlock,
     ThinkingBlock,
@@ -131,7 +133,7 @@ def plain_json_values(value: Any) -> bool:
 def test_to_dict_and_back_is_exact(message: Message) -> None:
     data = message.to_dict()
 
-    assert data["v"] == WIRE_VERSION == 1
+    assert data["v"] == WIRE_VERSION == 2
     assert plain_json_values(data)
     assert_identical(Message.from_dict(data), message)
 
@@ -213,14 +215,14 @@ def test_recorded_at_in_another_zone_is_read_as_utc() -> None:
 def test_the_dict_is_a_copy_both_ways() -> None:
     message = every_kind_of_message()[2]
     data = message.to_dict()
-    data["tool_calls"][0]["arguments"]["zeta"] = 99
+    data["content"][2]["arguments"]["zeta"] = 99
     data["metadata"]["injected"] = True
     assert message.tool_calls[0].arguments["zeta"] == 1
     assert message.to_dict() != data
 
     incoming = message.to_dict()
     back = Message.from_dict(incoming)
-    incoming["tool_calls"][0]["arguments"]["alpha"]["x"] = "changed"
+    incoming["content"][2]["arguments"]["alpha"]["x"] = "changed"
     incoming["content"].clear()
     assert_identical(back, message)
 
@@ -262,15 +264,19 @@ def valid() -> dict[str, Any]:
     return through_json(
         Message.assistant(
             [
-                TextBlock("t"),
+                TextBlock("t", extras={"x": 1}),
                 ImageBlock(PNG, "image/png"),
                 DocumentBlock(b"doc", "text/plain", title="x"),
                 ThinkingBlock("th", signature="s"),
+                ToolCall("c1", "f", {"a": 1}, arguments_text='{"a": 1}'),
+                OpaqueBlock("openai", {"type": "web_search_call"}),
+                RedactedThinkingBlock("secret"),
+                ImageBlock(file_id="file-1", detail="low"),
             ],
-            tool_calls=[ToolCall("c1", "f", {"a": 1})],
             id="m1",
             metadata={"k": "v"},
             recorded_at=WHEN,
+            extras={"name": "bot"},
         ).to_dict()
     )
 
@@ -340,14 +346,35 @@ MALFORMED: list[tuple[str, Mutation, tuple[str, ...]]] = [
         ("content[3]", "signature"),
     ),
     ("tool_calls an object", setter("tool_calls", value={"id": "c1"}), ("tool_calls",)),
-    ("tool call not an object", setter("tool_calls", 0, value="c1"), ("tool_calls[0]",)),
-    ("tool call without name", deleter("tool_calls", 0, "name"), ("tool_calls[0]", "name")),
-    ("tool call id not a string", setter("tool_calls", 0, "id", value=7), ("tool_calls[0]", "id")),
+    ("v1 tool call not an object", setter("tool_calls", value=["c1"]), ("tool_calls[0]",)),
+    (
+        "v1 tool call without name",
+        setter("tool_calls", value=[{"id": "c9"}]),
+        ("tool_calls[0]", "name"),
+    ),
+    ("tool call without name", deleter("content", 4, "name"), ("content[4]", "name")),
+    ("tool call id not a string", setter("content", 4, "id", value=7), ("content[4]", "id")),
     (
         "arguments a list",
-        setter("tool_calls", 0, "arguments", value=[1]),
-        ("tool_calls[0]", "arguments"),
+        setter("content", 4, "arguments", value=[1]),
+        ("content[4]", "arguments"),
     ),
+    (
+        "arguments_text not a string",
+        setter("content", 4, "arguments_text", value={}),
+        ("content[4]", "arguments_text"),
+    ),
+    ("extras a list", setter("content", 0, "extras", value=[]), ("content[0]", "extras")),
+    ("message extras a list", setter("extras", value=[1]), ("extras",)),
+    ("is_error a string", setter("is_error", value="yes"), ("is_error",)),
+    ("is_error on a non-tool", setter("is_error", value=True), ("error",)),
+    ("unknown message field", setter("tool_result", value=1), ("tool_result",)),
+    ("unknown block field", setter("content", 0, "cache_control", value={}), ("cache_control",)),
+    ("opaque payload a list", setter("content", 5, "payload", value=[]), ("content[5]", "payload")),
+    ("opaque without provider", deleter("content", 5, "provider"), ("content[5]", "provider")),
+    ("redacted data a number", setter("content", 6, "data", value=1), ("content[6]", "data")),
+    ("file id a number", setter("content", 7, "file_id", value=1), ("content[7]", "file_id")),
+    ("detail unknown", setter("content", 7, "detail", value="max"), ("content[7]", "detail")),
     ("tool_call_id not a string", setter("tool_call_id", value=1), ("tool_call_id",)),
     ("metadata a list", setter("metadata", value=[]), ("metadata",)),
     ("id not a string", setter("id", value=12), ("id",)),
@@ -358,7 +385,9 @@ MALFORMED: list[tuple[str, Mutation, tuple[str, ...]]] = [
         setter("recorded_at", value="2024-01-01T00:00:00"),
         ("recorded_at",),
     ),
-    ("unsupported version", setter("v", value=2), ("version",)),
+    ("unsupported version", setter("v", value=3), ("version",)),
+    ("version zero", setter("v", value=0), ("version",)),
+    ("version true", setter("v", value=True), ("version",)),
     ("version a string", setter("v", value="1"), ("version",)),
 ]
 
@@ -428,49 +457,103 @@ times = st.none() | st.datetimes(
     max_value=datetime(2200, 1, 1),  # noqa: DTZ001
     timezones=st.sampled_from(ZONES),
 )
-blocks: st.SearchStrategy[Block] = st.one_of(
-    st.builds(TextBlock, st.text(max_size=20)),
-    st.builds(ThinkingBlock, st.text(max_size=20), st.none() | st.text(max_size=10)),
-    st.builds(
-        DocumentBlock,
-        st.binary(min_size=1, max_size=64),
-        st.sampled_from(["application/pdf", "text/plain"]),
-        st.none() | st.text(max_size=10),
-    ),
-    st.sampled_from(IMAGES),
-    st.builds(
-        ImageBlock,
-        url=st.text(min_size=1, max_size=20),
-        media_type=st.sampled_from(["image/png", "image/jpeg", "image/gif", "image/webp"]),
-        width=st.none() | st.integers(1, 10_000),
-        height=st.none() | st.integers(1, 10_000),
-    ),
-)
+extras = st.just({}) | json_objects
 ids = st.text(st.characters(blacklist_categories=["Cc", "Cs"]), min_size=1, max_size=12).filter(
     lambda s: s.strip() == s
 )
+urls = st.builds(
+    lambda scheme, rest: scheme + rest,
+    st.sampled_from(["https://", "http://", "HTTPS://"]),
+    st.text(max_size=20),
+)
+references = st.fixed_dictionaries({}, optional={"url": urls, "file_id": ids}).filter(
+    lambda d: len(d) == 1
+)
+image_types = st.sampled_from(["image/png", "image/jpeg", "image/gif", "image/webp"])
+document_types = st.sampled_from(["application/pdf", "text/plain"])
+sizes = st.none() | st.integers(1, 10_000)
+blocks: st.SearchStrategy[Block] = st.one_of(
+    st.builds(TextBlock, st.text(max_size=20), extras=extras),
+    st.builds(ThinkingBlock, st.text(max_size=20), st.none() | st.text(max_size=10), extras=extras),
+    st.builds(RedactedThinkingBlock, st.text(max_size=20), extras=extras),
+    st.builds(
+        DocumentBlock,
+        st.binary(min_size=1, max_size=64),
+        document_types,
+        title=st.none() | st.text(max_size=10),
+        extras=extras,
+    ),
+    references.flatmap(
+        lambda source: st.builds(
+            DocumentBlock,
+            media_type=st.none() | document_types,
+            title=st.none() | st.text(max_size=10),
+            extras=extras,
+            **{k: st.just(v) for k, v in source.items()},
+        )
+    ),
+    st.sampled_from(IMAGES),
+    references.flatmap(
+        lambda source: st.builds(
+            ImageBlock,
+            media_type=st.none() | image_types,
+            detail=st.none() | st.sampled_from(["low", "high", "auto", "original"]),
+            width=sizes,
+            height=sizes,
+            extras=extras,
+            **{k: st.just(v) for k, v in source.items()},
+        )
+    ),
+)
+calls_and_items: st.SearchStrategy[Block] = st.one_of(
+    st.builds(
+        ToolCall,
+        ids,
+        st.text(min_size=1, max_size=8),
+        st.none() | json_objects,
+        arguments_text=st.none() | st.text(max_size=12) | json_objects.map(json.dumps),
+        extras=extras,
+    ),
+    st.builds(
+        OpaqueBlock,
+        st.sampled_from(["openai", "anthropic"]),
+        json_objects,
+        call_id=st.none() | ids,
+        extras=extras,
+    ),
+)
+
+
+def _call_ids(content: list[Block]) -> list[str]:
+    return [
+        b.id if isinstance(b, ToolCall) else b.call_id
+        for b in content
+        if isinstance(b, ToolCall) or (isinstance(b, OpaqueBlock) and b.call_id is not None)
+    ]
 
 
 @st.composite
 def messages(draw: st.DrawFn) -> Message:
     role = draw(st.sampled_from(list(Role)))
     content = draw(st.lists(blocks, max_size=4))
-    calls: list[ToolCall] = []
     if role is Role.ASSISTANT:
-        call_ids = draw(st.lists(ids, max_size=3, unique=True))
-        calls = [
-            ToolCall(i, draw(st.text(min_size=1, max_size=8)), draw(json_objects)) for i in call_ids
-        ]
-    if not calls and not any(not isinstance(b, TextBlock) or b.text for b in content):
+        # Tool calls and opaque items interleaved with the other blocks, ids unique.
+        for item in draw(st.lists(calls_and_items, max_size=3)):
+            if not set(_call_ids([item])) & set(_call_ids(content)):
+                content.insert(draw(st.integers(0, len(content))), item)
+    else:
+        content = [b for b in content if not isinstance(b, (ToolCall, OpaqueBlock))]
+    if role is not Role.TOOL and not any(not isinstance(b, TextBlock) or b.text for b in content):
         content.append(TextBlock(draw(st.text(min_size=1, max_size=10))))
     return Message(
         role,
         content,
-        tool_calls=calls,
         tool_call_id=draw(ids) if role is Role.TOOL else None,
         metadata=draw(json_objects),
         id=draw(ids),
         recorded_at=draw(times),
+        is_error=draw(st.booleans()) if role is Role.TOOL else False,
+        extras=draw(extras),
     )
 
 
