@@ -1,7 +1,8 @@
 """The shipped migrations: upgrade, check, downgrade on every backend; the wheel ships them.
 
 The backend tests share their database with the ``migrated_engine`` fixture, so each one
-leaves the schema at head when it finishes, whatever happens in between.
+leaves the schema at head when it finishes, whatever happens in between (the ``db``
+fixture of ``tests/integration/conftest.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import subprocess
 import sys
 import venv
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,26 +35,6 @@ VERSION_TABLE = "sqlmemory_alembic_version"
 def sqlmemory_tables(engine: sa.Engine) -> set[str]:
     with engine.connect() as conn:
         return {n for n in sa.inspect(conn).get_table_names() if n.startswith("sqlmemory_")}
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[sa.Engine]:
-    """An engine on the backend's database, brought back to head after the test."""
-    engine = sa.create_engine(db_url, poolclass=NullPool)
-    try:
-        yield engine
-    finally:
-        try:
-            with engine.begin() as conn:
-                for name in ("sqlmemory_extra", "host_items", "alembic_version"):
-                    sa.Table(name, sa.MetaData()).drop(conn, checkfirst=True)
-            try:
-                migrate.check(engine)
-            except SchemaError:  # a test stopped half way: rebuild from nothing
-                drop_sqlmemory_tables(engine)
-                migrate.upgrade(engine)
-        finally:
-            engine.dispose()
 
 
 def test_upgrade_check_downgrade_upgrade(db: sa.Engine) -> None:

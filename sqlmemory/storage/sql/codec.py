@@ -271,7 +271,7 @@ def encode_message(message: Message) -> EncodedMessage:
         "tool_call_id": message.tool_call_id,
         "text": first.text if inline else None,  # type: ignore[union-attr]
         "n_blocks": len(blocks),
-        "call_ids": json.dumps(list(call_ids), ensure_ascii=False) if call_ids else None,
+        "call_ids": json.dumps(list(call_ids)) if call_ids else None,
         "metadata_json": dump_json(message.metadata) if message.metadata else None,
         "extras_json": dump_json(message.extras) if message.extras else None,
         "is_error": message.is_error,
