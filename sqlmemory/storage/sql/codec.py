@@ -245,11 +245,12 @@ def history_digest(messages: Sequence[Message], count: int) -> str:
 def digest_of(message: Message) -> str:
     """The content digest of ``message``: SHA-256 of its canonical form (``recorded_at`` aside)."""
     memo = _MEMOS.get(message)
-    if memo is not None and memo.digest is not None:
+    if memo is None:
+        memo = _MEMOS.add(message, _Memo())
+    elif memo.digest is not None:
         return memo.digest
-    digest = content_digest(message)
-    _MEMOS.of(message).digest = digest
-    return digest
+    memo.digest = content_digest(message)
+    return memo.digest
 
 
 def encode_message(message: Message) -> EncodedMessage:
