@@ -34,6 +34,7 @@ __all__ = [
     "RedactedThinkingBlock",
     "TextBlock",
     "ThinkingBlock",
+    "block_extras",
     "check_id",
     "data_sha256",
 ]
@@ -80,8 +81,9 @@ def _empty() -> FrozenDict:
     return EMPTY
 
 
-def _extras(value: object, what: str) -> FrozenDict:
-    return EMPTY if value is EMPTY else freeze_mapping(value, what)
+def block_extras(value: object, what: str) -> FrozenDict:
+    """A block's ``extras`` frozen; ``None`` means none."""
+    return EMPTY if value is None or value is EMPTY else freeze_mapping(value, what)
 
 
 def _with_extras(out: dict[str, Any], extras: Mapping[str, Any]) -> dict[str, Any]:
@@ -114,7 +116,7 @@ class TextBlock:
 
     def __post_init__(self) -> None:
         check_str(self.text, "TextBlock.text")
-        object.__setattr__(self, "extras", _extras(self.extras, "TextBlock.extras"))
+        object.__setattr__(self, "extras", block_extras(self.extras, "TextBlock.extras"))
 
     def _fields(self, bytes_as: BytesAs) -> dict[str, Any]:
         return _with_extras({"kind": "text", "text": self.text}, self.extras)
@@ -180,7 +182,7 @@ class ImageBlock:
                 isinstance(value, bool) or not isinstance(value, int) or value <= 0
             ):
                 raise InvalidMessageError(f"ImageBlock.{name} must be a positive int")
-        object.__setattr__(self, "extras", _extras(self.extras, "ImageBlock.extras"))
+        object.__setattr__(self, "extras", block_extras(self.extras, "ImageBlock.extras"))
         if self.data is None:
             return
         media_type = str(self.media_type)
@@ -265,7 +267,7 @@ class DocumentBlock:
         check_source(self, "DocumentBlock", DOCUMENT_MEDIA_TYPES)
         if self.title is not None:
             check_str(self.title, "DocumentBlock.title")
-        object.__setattr__(self, "extras", _extras(self.extras, "DocumentBlock.extras"))
+        object.__setattr__(self, "extras", block_extras(self.extras, "DocumentBlock.extras"))
 
     def _fields(self, bytes_as: BytesAs) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "document"}
@@ -323,7 +325,7 @@ class ThinkingBlock:
         check_str(self.thinking, "ThinkingBlock.thinking")
         if self.signature is not None:
             check_str(self.signature, "ThinkingBlock.signature")
-        object.__setattr__(self, "extras", _extras(self.extras, "ThinkingBlock.extras"))
+        object.__setattr__(self, "extras", block_extras(self.extras, "ThinkingBlock.extras"))
 
     def _fields(self, bytes_as: BytesAs) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "thinking", "thinking": self.thinking}
@@ -364,7 +366,9 @@ class RedactedThinkingBlock:
 
     def __post_init__(self) -> None:
         check_str(self.data, "RedactedThinkingBlock.data")
-        object.__setattr__(self, "extras", _extras(self.extras, "RedactedThinkingBlock.extras"))
+        object.__setattr__(
+            self, "extras", block_extras(self.extras, "RedactedThinkingBlock.extras")
+        )
 
     def _fields(self, bytes_as: BytesAs) -> dict[str, Any]:
         return _with_extras({"kind": "redacted_thinking", "data": self.data}, self.extras)

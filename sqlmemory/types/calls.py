@@ -23,7 +23,7 @@ from sqlmemory.types._json import (
     freeze_mapping,
     thaw_json,
 )
-from sqlmemory.types.blocks import BytesAs, check_id
+from sqlmemory.types.blocks import BytesAs, block_extras, check_id
 
 __all__ = ["OpaqueBlock", "ToolCall", "parse_arguments"]
 
@@ -98,10 +98,7 @@ class ToolCall:
         else:
             arguments = EMPTY
         object.__setattr__(self, "arguments", arguments)
-        extras = self.extras
-        object.__setattr__(
-            self, "extras", EMPTY if extras is EMPTY else freeze_mapping(extras, "ToolCall.extras")
-        )
+        object.__setattr__(self, "extras", block_extras(self.extras, "ToolCall.extras"))
 
     @property
     def arguments_json(self) -> str:
@@ -193,12 +190,7 @@ class OpaqueBlock:
         object.__setattr__(self, "payload", freeze_mapping(self.payload, "OpaqueBlock.payload"))
         if self.call_id is not None:
             check_id(self.call_id, "OpaqueBlock.call_id")
-        extras = self.extras
-        object.__setattr__(
-            self,
-            "extras",
-            EMPTY if extras is EMPTY else freeze_mapping(extras, "OpaqueBlock.extras"),
-        )
+        object.__setattr__(self, "extras", block_extras(self.extras, "OpaqueBlock.extras"))
 
     def _fields(self, bytes_as: BytesAs) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "opaque", "provider": self.provider, "payload": self.payload}
