@@ -179,7 +179,10 @@ class Message:
         is_error: bool = False,
         extras: Mapping[str, Any] | None = None,
     ) -> None:
-        found = _ROLES.get(role) if isinstance(role, str) else None
+        # A Role first: on Python 3.10 an enum member hashes by its name, not its value.
+        found = (
+            role if isinstance(role, Role) else _ROLES.get(role) if isinstance(role, str) else None
+        )
         if found is None:
             raise InvalidMessageError(f"Message.role: unknown role {role!r}")
         blocks = _with_calls(_to_blocks(content, "Message.content"), tool_calls)
