@@ -43,10 +43,10 @@ class InvalidMessageError(SqlMemoryError, ValueError):
 
     Examples:
         >>> from sqlmemory import Message
-        >>> Message.tool("c1", "")
+        >>> Message.user("")
         Traceback (most recent call last):
         ...
-        sqlmemory.errors.InvalidMessageError: a tool message needs content or tool calls
+        sqlmemory.errors.InvalidMessageError: a user message needs content or tool calls
     """
 
 

@@ -1,11 +1,13 @@
-"""The versioned JSON form of messages, for HTTP APIs and queues.
+"""The versioned JSON form of messages, for HTTP APIs and queues, and its JSON Schema.
 
 :meth:`Message.to_dict <sqlmemory.types.Message.to_dict>` gives plain
 ``dict``/``list``/``str``/``int`` values that ``json.dumps`` accepts; bytes are base64 and
-``recorded_at`` is ISO 8601 in UTC. Reading it back gives an equal message, tool-call
-argument key order included. Malformed input raises
+``recorded_at`` is ISO 8601 in UTC. Reading it back gives an equal message, key order of
+every JSON value included. Malformed input raises
 :class:`~sqlmemory.errors.InvalidMessageError` naming the field at fault; in a list, the
-item's index too.
+item's index too. :data:`MESSAGE_JSON_SCHEMA` describes what :func:`message_from_dict`
+reads (every :func:`message_to_dict` output among it), for OpenAPI documents and
+validators.
 
 Examples:
     >>> from sqlmemory import Message
@@ -16,15 +18,19 @@ Examples:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlmemory.errors import InvalidMessageError
+from sqlmemory.types._wire_schema import build_message_schema
 from sqlmemory.types.message import WIRE_VERSION, Message
 
 __all__ = [
+    "MESSAGE_JSON_SCHEMA",
     "WIRE_VERSION",
     "message_from_dict",
+    "message_json_schema",
     "message_to_dict",
     "messages_from_dicts",
     "messages_to_dicts",
@@ -61,3 +67,25 @@ def messages_from_dicts(items: Iterable[Mapping[str, Any]]) -> list[Message]:
         except InvalidMessageError as exc:
             raise InvalidMessageError(f"[{i}] {exc}") from None
     return result
+
+
+MESSAGE_JSON_SCHEMA: dict[str, Any] = build_message_schema()
+"""The JSON Schema (draft 2020-12) of one message in the wire form (plain ``dict`` and
+``list`` values, as validators expect; do not change it: :func:`message_json_schema`
+gives a copy to change).
+
+Self-contained (no ``$ref``), so it can be placed anywhere in an OpenAPI document. It
+accepts versions 1 and 2 and the fields :func:`message_from_dict` reads; checks that need
+the bytes (an image's magic, base64 that decodes) are left to :func:`message_from_dict`.
+"""
+
+
+def message_json_schema() -> dict[str, Any]:
+    """A fresh copy of :data:`MESSAGE_JSON_SCHEMA`, for a caller who adapts it.
+
+    Examples:
+        >>> schema = message_json_schema()
+        >>> schema["required"], schema["properties"]["role"]["enum"][:2]
+        (['role', 'content'], ['system', 'developer'])
+    """
+    return copy.deepcopy(MESSAGE_JSON_SCHEMA)

@@ -197,7 +197,7 @@ async def test_append_and_read_back_exactly(client: httpx.AsyncClient, prefix: s
             original = {**original, "recorded_at": stored["recorded_at"]}
         assert stored == original
     # Dict equality ignores order; a byte-exact replay needs the arguments' key order too.
-    arguments = got[2]["tool_calls"][0]["arguments"]
+    arguments = got[2]["content"][1]["arguments"]  # the tool call, after the thinking
     assert list(arguments) == ["zeta", "alpha"]
     assert list(arguments["alpha"]) == ["y", "b"]
     assert got[-1]["recorded_at"] == imported_at.isoformat()
@@ -353,7 +353,7 @@ def _message(**fields: Any) -> dict[str, Any]:
             id="tool-calls-on-user",
         ),
         pytest.param([_message(content="hi")], "message.content", id="content-not-a-list"),
-        pytest.param([_message(v=2)], "message.v", id="unknown-version"),
+        pytest.param([_message(v=3)], "message.v", id="unknown-version"),
         pytest.param([_message(recorded_at="yesterday")], "recorded_at", id="bad-recorded-at"),
         pytest.param([_message(), "hello"], "[1]", id="item-not-an-object"),
         pytest.param({"messages": []}, "list", id="body-not-a-list"),

@@ -86,10 +86,12 @@ def summary(message: Message, width: int = 76) -> str:
     for block in message.content:
         if isinstance(block, ImageBlock):
             size = f"{block.width}x{block.height}" if block.width and block.height else None
-            detail = size or (f"{len(block.data)} bytes" if block.data else block.url)
+            source = f"{len(block.data)} bytes" if block.data else block.url or block.file_id
+            detail = size or source
             parts.append(f"[{block.media_type} image, {detail}]")
         elif isinstance(block, DocumentBlock):
-            parts.append(f"[{block.media_type} document, {len(block.data)} bytes]")
+            source = f"{len(block.data)} bytes" if block.data else block.url or block.file_id
+            parts.append(f"[{block.media_type} document, {source}]")
     if message.text_content():
         parts.append(" ".join(message.text_content().split()))
     parts.extend(f"-> [{c.id}] {c.name}({c.arguments_json})" for c in message.tool_calls)

@@ -108,14 +108,6 @@ def anthropic_image_tokens(width: int | None, height: int | None) -> int:
     return min(-(-width * height // ANTHROPIC_PIXELS_PER_TOKEN), ANTHROPIC_MAX_TOKENS)
 
 
-def _tool_calls(message: Message) -> list[ToolCall]:
-    """The message's tool calls, each once, whether it sits in the content or beside it."""
-    # ToolCall becomes a content block too (an assistant turn interleaves text and calls).
-    in_content: list[Any] = [b for b in message.content if isinstance(b, ToolCall)]
-    seen = {id(call) for call in in_content}
-    return [*in_content, *(c for c in message.tool_calls if id(c) not in seen)]
-
-
 class _Text:
     """Counts text, loading the encoding only when there is text to count."""
 
@@ -159,7 +151,7 @@ class _ProviderTokenizer:
             total += text(message.tool_call_id)
         for block in message.content:
             total += self._block(text, block)
-        for call in _tool_calls(message):
+        for call in message.tool_calls:
             total += text(call.id) + text(call.name) + text(call.arguments_json)
         return total
 
@@ -171,9 +163,7 @@ class _ProviderTokenizer:
         if isinstance(block, ImageBlock):
             if self.model is None:
                 return anthropic_image_tokens(block.width, block.height)
-            # TODO(lead): ImageBlock.detail arrives with the message-model work (issue 11);
-            # read block.detail directly then. Until it exists every image is "auto".
-            return openai_image_tokens(block.width, block.height, getattr(block, "detail", None))
+            return openai_image_tokens(block.width, block.height, block.detail)
         if isinstance(block, DocumentBlock):
             data = block.data or b""
             if block.media_type == "text/plain":

@@ -5,7 +5,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from sqlmemory.types import DocumentBlock, ImageBlock, Message, TextBlock, ThinkingBlock
+from sqlmemory.types import (
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    OpaqueBlock,
+    RedactedThinkingBlock,
+    TextBlock,
+    ThinkingBlock,
+)
+from sqlmemory.types._json import dump_json
 
 __all__ = [
     "TOKENS_PER_MESSAGE",
@@ -33,8 +42,10 @@ def estimate_tokens(message: Message) -> int:
     """The default heuristic token cost of ``message`` (``docs/contract/windows.md``).
 
     4 per message; text and thinking: UTF-8 bytes // 4; images: 170 per started 64x64
-    tile of the size read from the header (2500 when unknown); documents: bytes // 1500;
-    tool calls: UTF-8 bytes of name + JSON arguments // 4.
+    tile of the size read from the header (2500 when unknown); documents: bytes // 1500
+    (0 for a document by reference, whose size is unknown); tool calls: UTF-8 bytes of
+    name + arguments text // 4; redacted thinking and opaque items: UTF-8 bytes of their
+    data or JSON payload // 4.
 
     Examples:
         >>> estimate_tokens(Message.user("twelve bytes"))  # 4 + 12 // 4
@@ -47,9 +58,13 @@ def estimate_tokens(message: Message) -> int:
         elif isinstance(block, ImageBlock):
             total += image_tokens(block.width, block.height)
         elif isinstance(block, DocumentBlock):
-            total += len(block.data) // 1500
+            total += len(block.data) // 1500 if block.data is not None else 0
         elif isinstance(block, ThinkingBlock):
             total += len(block.thinking.encode("utf-8")) // 4
+        elif isinstance(block, RedactedThinkingBlock):
+            total += len(block.data.encode("utf-8")) // 4
+        elif isinstance(block, OpaqueBlock):
+            total += len(dump_json(block.payload).encode("utf-8")) // 4
     for call in message.tool_calls:
         total += len((call.name + call.arguments_json).encode("utf-8")) // 4
     return total

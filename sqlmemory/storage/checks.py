@@ -6,7 +6,7 @@ the same error (``docs/contract/errors.md``).
 
 from __future__ import annotations
 
-import json
+import hashlib
 import unicodedata
 from collections.abc import Iterable
 
@@ -16,7 +16,7 @@ from sqlmemory.errors import (
     InvalidMessageError,
     InvalidSessionIdError,
 )
-from sqlmemory.types import DocumentBlock, ImageBlock, Message
+from sqlmemory.types import DocumentBlock, ImageBlock, Message, canonical_json
 
 __all__ = [
     "DEFAULT_MAX_BLOB_BYTES",
@@ -25,6 +25,7 @@ __all__ = [
     "check_messages",
     "check_prefix",
     "check_session_id",
+    "content_digest",
     "same_content",
 ]
 
@@ -54,23 +55,25 @@ def check_session_id(session_id: object) -> str:
     return session_id
 
 
-def _canonical(message: Message) -> str:
-    wire = message.to_dict()
-    del wire["recorded_at"]
-    return json.dumps(wire, ensure_ascii=False, separators=(",", ":"))
+def content_digest(message: Message) -> str:
+    """The SHA-256 (hex) of :func:`~sqlmemory.types.canonical_json`: what SQL stores.
+
+    The one definition of "the same content" every storage uses, in memory and in SQL,
+    for a batch and for a retried append alike: equal canonical forms, key order
+    included (so ``{"a": 1, "b": 2}`` and ``{"b": 2, "a": 1}`` differ, and so do ``True``
+    and ``1``), ``recorded_at`` aside.
+    """
+    return hashlib.sha256(canonical_json(message).encode("utf-8")).hexdigest()
 
 
 def same_content(a: Message, b: Message) -> bool:
-    """Whether two messages are the same message (``recorded_at`` aside).
-
-    The one definition every storage uses: equal wire forms, key order included (so
-    ``{"a": 1, "b": 2}`` and ``{"b": 2, "a": 1}`` differ, as their stored JSON does).
-    """
+    """Whether two messages are the same message (``recorded_at`` aside): equal
+    canonical forms, exactly what :func:`content_digest` hashes."""
     if a is b:
         return True
-    if a.id != b.id or a.role != b.role or a.content != b.content:
+    if a.id != b.id:
         return False
-    return _canonical(a) == _canonical(b)
+    return canonical_json(a) == canonical_json(b)
 
 
 def check_messages(messages: Iterable[object], max_blob_bytes: int) -> list[Message]:

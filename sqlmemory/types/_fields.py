@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlmemory.errors import InvalidMessageError
 
-__all__ = ["b64_decode", "b64_encode", "optional_field", "required_field"]
+__all__ = ["b64_decode", "b64_encode", "check_keys", "optional_field", "required_field"]
 
 
 def required_field(
@@ -22,6 +22,14 @@ def required_field(
     if not isinstance(value, kind):
         raise InvalidMessageError(f"{where}.{key} has the wrong type ({type(value).__name__})")
     return value
+
+
+def check_keys(data: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
+    """Refuse the keys of ``data`` outside ``allowed``: a field nothing reads would be lost."""
+    unknown = data.keys() - allowed
+    if unknown:
+        names = ", ".join(repr(k) for k in sorted(unknown, key=str))
+        raise InvalidMessageError(f"{where} has unknown field(s) {names}")
 
 
 def optional_field(data: Mapping[str, Any], key: str, where: str, kind: type) -> Any:

@@ -1,20 +1,29 @@
 """Validation and freezing of the plain values messages hold: text and JSON.
 
-Pure Python: no SQLAlchemy. Frozen JSON uses read-only mappings and tuples, in the key
-order it was given, so a message a caller holds can never be changed through it.
+Pure Python: no SQLAlchemy. Frozen JSON uses :class:`FrozenDict` and :class:`FrozenList`,
+in the key order it was given, so a message a caller holds can never be changed through it.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, NoReturn, SupportsIndex
 
 from sqlmemory.errors import InvalidMessageError
 
-__all__ = ["check_str", "dump_json", "freeze_json", "thaw_json"]
+__all__ = [
+    "EMPTY",
+    "FrozenDict",
+    "FrozenList",
+    "check_str",
+    "dump_json",
+    "freeze_json",
+    "freeze_mapping",
+    "freeze_trusted",
+    "thaw_json",
+]
 
 
 def check_str(value: object, what: str, *, allow_empty: bool = True) -> str:
@@ -33,7 +42,7 @@ def check_str(value: object, what: str, *, allow_empty: bool = True) -> str:
 def freeze_json(value: Any, what: str) -> Any:
     """Deep-copy a JSON-serialisable value into immutable containers, keeping key order.
 
-    Mappings become read-only mappings and sequences become tuples. NaN, Infinity,
+    Mappings become :class:`FrozenDict` and sequences :class:`FrozenList`. NaN, Infinity,
     non-string keys and values JSON cannot represent raise :class:`InvalidMessageError`.
     """
     if value is None or isinstance(value, (bool, int)):
@@ -51,21 +60,150 @@ def freeze_json(value: Any, what: str) -> Any:
                 raise InvalidMessageError(f"{what} has a non-string key {key!r}")
             check_str(key, f"{what} key")
             frozen[key] = freeze_json(item, f"{what}[{key!r}]")
-        return MappingProxyType(frozen)
+        return _frozen_dict(frozen)
     if isinstance(value, (list, tuple)):
-        return tuple(freeze_json(item, f"{what}[{i}]") for i, item in enumerate(value))
+        return FrozenList(freeze_json(item, f"{what}[{i}]") for i, item in enumerate(value))
     raise InvalidMessageError(f"{what} holds a {type(value).__name__}, which is not JSON")
+
+
+def freeze_mapping(value: object, what: str) -> FrozenDict:
+    """``value`` as a :class:`FrozenDict`: it must be a mapping holding JSON values.
+
+    A :class:`FrozenDict` is returned as it is: it was checked when it was built.
+    """
+    if type(value) is FrozenDict:
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidMessageError(f"{what} must be a mapping, not {type(value).__name__}")
+    frozen: FrozenDict = freeze_json(value, what)
+    return frozen
 
 
 def thaw_json(value: Any) -> Any:
     """The mutable (``dict``/``list``) copy of a value made by :func:`freeze_json`."""
     if isinstance(value, Mapping):
         return {key: thaw_json(item) for key, item in value.items()}
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return [thaw_json(item) for item in value]
     return value
 
 
 def dump_json(value: Any) -> str:
     """Compact JSON text of a frozen value, keys in their original order."""
-    return json.dumps(thaw_json(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    # FrozenDict and FrozenList are a dict and a tuple: json writes them without a copy.
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+# --- the frozen containers ----------------------------------------------------------
+
+
+def _refuse(self: object, *args: object, **kwargs: object) -> NoReturn:
+    raise TypeError(f"{type(self).__name__} is immutable")
+
+
+class FrozenDict(dict[str, Any]):
+    """A read-only JSON object: metadata, extras, tool arguments and opaque payloads.
+
+    It is a ``dict`` whose mutating methods raise ``TypeError``, holding only JSON values
+    (nested objects as :class:`FrozenDict`, arrays as :class:`FrozenList`), in the key order
+    it was given. It equals the plain ``dict`` it was built from, ``json.dumps`` writes it
+    as is, and ``copy.deepcopy`` and ``pickle`` keep it.
+
+    Examples:
+        >>> from sqlmemory import Message
+        >>> metadata = Message.user("hi", metadata={"b": [1, 2], "a": None}).metadata
+        >>> metadata == {"b": [1, 2], "a": None}, list(metadata)
+        (True, ['b', 'a'])
+        >>> metadata["c"] = 3
+        Traceback (most recent call last):
+        ...
+        TypeError: FrozenDict is immutable
+
+    Args:
+        value: a mapping with string keys holding JSON values; it is copied and frozen
+            deeply (:class:`~sqlmemory.errors.InvalidMessageError` when it is not JSON).
+    """
+
+    __slots__ = ()
+
+    def __init__(self, value: Mapping[str, Any] | Iterable[tuple[str, Any]] = (), /) -> None:
+        frozen = freeze_json(dict(value), "FrozenDict")
+        dict.__init__(self, frozen)
+
+    __setitem__ = _refuse
+    __delitem__ = _refuse
+    __ior__ = _refuse
+    clear = _refuse
+    pop = _refuse
+    popitem = _refuse
+    setdefault = _refuse
+    update = _refuse
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({dict.__repr__(self)})"
+
+    def __copy__(self) -> FrozenDict:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenDict:
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_frozen_dict, (dict(self),))
+
+
+class FrozenList(tuple[Any, ...]):
+    """A read-only JSON array: a ``tuple`` that also equals the ``list`` it was built from.
+
+    Examples:
+        >>> from sqlmemory import Message
+        >>> tags = Message.user("hi", metadata={"tags": ["a", "b"]}).metadata["tags"]
+        >>> tags == ["a", "b"], tags == ("a", "b"), type(tags).__name__
+        (True, True, 'FrozenList')
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, list):
+            return tuple.__eq__(self, tuple(other))
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self) -> str:
+        return f"FrozenList({list(self)!r})"
+
+    def __getitem__(self, index: SupportsIndex | slice) -> Any:
+        item = tuple.__getitem__(self, index)
+        return FrozenList(item) if isinstance(index, slice) else item
+
+    def __copy__(self) -> FrozenList:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FrozenList:
+        return self
+
+
+def _frozen_dict(items: dict[str, Any]) -> FrozenDict:
+    """A :class:`FrozenDict` of ``items``, whose values are frozen already (not copied deeply)."""
+    frozen = dict.__new__(FrozenDict)
+    dict.__init__(frozen, items)
+    return frozen
+
+
+EMPTY: FrozenDict = _frozen_dict({})
+"""The empty :class:`FrozenDict`, shared."""
+
+
+def freeze_trusted(value: Any) -> Any:
+    """Freeze a value parsed from JSON the library wrote itself, without checking it again."""
+    if isinstance(value, dict):
+        return _frozen_dict({key: freeze_trusted(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return FrozenList(freeze_trusted(item) for item in value)
+    return value

@@ -1,4 +1,4 @@
-"""Messages: who speaks, the content blocks, tool calls, and the wire form.
+"""Messages: who speaks, the content blocks (tool calls among them), and the wire form.
 
 Pure Python, no SQLAlchemy. A :class:`Message` is frozen and every container it holds is
 immutable, so a message a caller holds can never alter what a storage keeps, nor the
@@ -7,30 +7,24 @@ reverse (``docs/contract/messages.md``).
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from enum import Enum
-from types import MappingProxyType
 from typing import Any, Union
 
 from sqlmemory.errors import InvalidMessageError
-from sqlmemory.types._fields import optional_field, required_field
-from sqlmemory.types._json import freeze_json, thaw_json
-from sqlmemory.types.blocks import (
-    BLOCK_TYPES,
-    Block,
-    TextBlock,
-    ToolCall,
-    block_from_dict,
-    check_id,
-)
+from sqlmemory.types._json import EMPTY, freeze_mapping, thaw_json
+from sqlmemory.types.blocks import TextBlock, b64_of, check_id, data_sha256
+from sqlmemory.types.calls import OpaqueBlock, ToolCall
+from sqlmemory.types.content import BLOCK_TYPES, Block
 
-__all__ = ["WIRE_VERSION", "Content", "Message", "Role", "utc_now"]
+__all__ = ["WIRE_VERSION", "Content", "Message", "Role", "canonical_json", "utc_now"]
 
-WIRE_VERSION = 1
-"""The version of the wire form that :meth:`Message.to_dict` writes."""
+WIRE_VERSION = 2
+"""The version of the wire form that :meth:`Message.to_dict` writes (version 1 is read too)."""
 
 Content = Union[str, Block, Iterable[Union[str, Block]]]  # noqa: UP007 - runtime alias on 3.10
 """What message constructors take as content: text, a block, or a sequence of them."""
@@ -56,6 +50,10 @@ class Role(str, Enum):
         return self.value
 
 
+# Role(value) goes through Enum.__call__; a dict lookup is several times cheaper.
+_ROLES = {role.value: role for role in Role}
+
+
 def _to_blocks(value: Content | None, what: str) -> tuple[Block, ...]:
     if value is None:
         return ()
@@ -76,82 +74,156 @@ def _to_blocks(value: Content | None, what: str) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
+def _with_calls(content: tuple[Block, ...], tool_calls: object) -> tuple[Block, ...]:
+    """``content`` followed by the ``tool_calls`` it does not hold already."""
+    if isinstance(tool_calls, (str, bytes, Mapping)) or not isinstance(tool_calls, Iterable):
+        raise InvalidMessageError("Message.tool_calls must be a sequence of ToolCall")
+    calls = tuple(tool_calls)
+    if not calls:
+        return content
+    if not all(isinstance(call, ToolCall) for call in calls):
+        raise InvalidMessageError("Message.tool_calls must hold ToolCall values only")
+    # A call already in the content is not added twice: dataclasses.replace() and copies
+    # hand a message's own tool_calls back with its content.
+    return content + tuple(call for call in calls if call not in content)
+
+
+def _a(role: Role) -> str:
+    return f"an {role.value}" if role is Role.ASSISTANT else f"a {role.value}"
+
+
 def _new_id() -> str:
     return str(uuid.uuid4())
 
 
-@dataclass(frozen=True)
+def _check_time(value: object) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidMessageError("Message.recorded_at must be a datetime")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidMessageError("Message.recorded_at must be timezone-aware")
+    return value.astimezone(timezone.utc)
+
+
+def _call_ids(content: tuple[Block, ...]) -> tuple[str, ...]:
+    ids: list[str] = []
+    for block in content:
+        kind = type(block)
+        if kind is ToolCall:
+            ids.append(block.id)  # type: ignore[union-attr]
+        elif kind is OpaqueBlock and block.call_id is not None:  # type: ignore[union-attr]
+            ids.append(block.call_id)  # type: ignore[union-attr]
+    return tuple(ids)
+
+
+@dataclass(frozen=True, init=False)
 class Message:
     """One message of a conversation.
 
-    Build messages with :meth:`user`, :meth:`assistant`, :meth:`system` and :meth:`tool`,
-    or directly. Invalid values raise :class:`~sqlmemory.errors.InvalidMessageError`.
+    Build messages with :meth:`user`, :meth:`assistant`, :meth:`system`,
+    :meth:`developer` and :meth:`tool`, or directly. ``tool_calls`` given to the
+    constructor are appended to ``content``: tool calls are content blocks, in the order
+    the model emitted them. Invalid values raise
+    :class:`~sqlmemory.errors.InvalidMessageError`.
 
     Examples:
         >>> Message.user("hi", id="m1") == Message(Role.USER, [TextBlock("hi")], id="m1")
         True
+        >>> call = ToolCall("c1", "search", {"q": "x"})
+        >>> Message.assistant("Looking.", tool_calls=[call]).content
+        ... # doctest: +ELLIPSIS
+        (TextBlock(text='Looking.', ...), ToolCall(id='c1', name='search', ...))
+
+    Args:
+        role: who speaks; a :class:`Role` or its string value.
+        content: a ``str``, a block, or a sequence of them.
+        tool_calls: tool calls appended to ``content`` (assistant messages only).
+        tool_call_id: for a tool message, the id of the call it answers.
+        metadata: JSON data for the application, never sent to a provider.
+        id: the message's id; a new UUID when ``None``.
+        recorded_at: when it was stored; storages fill it in.
+        is_error: for a tool message, whether the result reports a failure.
+        extras: provider fields with no common meaning (a chat message's ``name``, ...).
     """
 
     role: Role
-    """Who speaks; a :class:`Role` or its string value."""
-    content: Sequence[Block] = ()
-    """The content blocks, as a tuple; a ``str`` becomes one :class:`TextBlock`."""
-    tool_calls: Sequence[ToolCall] = ()
-    """Tool calls made by an assistant message, as a tuple."""
-    tool_call_id: str | None = None
+    """Who speaks."""
+    content: tuple[Block, ...]
+    """The content blocks, tool calls among them, in order."""
+    tool_call_id: str | None
     """For a tool message: the id of the call it answers."""
-    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    """JSON-serialisable data for the application; never sent to a provider."""
-    id: str = field(default_factory=_new_id)
+    metadata: Mapping[str, Any]
+    """JSON-serialisable data for the application (a :class:`FrozenDict`); never sent to
+    a provider."""
+    id: str
     """Unique within a session: the idempotency key of appends. A UUID when not given."""
-    recorded_at: datetime | None = None
+    recorded_at: datetime | None
     """When the message was stored (timezone-aware UTC); stores fill it in."""
+    is_error: bool
+    """For a tool message: the result reports a failure. Always ``False`` on other roles."""
+    extras: Mapping[str, Any]
+    """Provider fields with no common meaning (a :class:`FrozenDict`); converters re-emit
+    them."""
 
-    def __post_init__(self) -> None:
-        try:
-            role = Role(self.role)
-        except ValueError:
-            raise InvalidMessageError(f"Message.role: unknown role {self.role!r}") from None
-        object.__setattr__(self, "role", role)
-        content = _to_blocks(self.content, "Message.content")
-        object.__setattr__(self, "content", content)
-        if isinstance(self.tool_calls, (str, bytes, Mapping)) or not isinstance(
-            self.tool_calls, Iterable
-        ):
-            raise InvalidMessageError("Message.tool_calls must be a sequence of ToolCall")
-        calls = tuple(self.tool_calls)
-        if not all(isinstance(call, ToolCall) for call in calls):
-            raise InvalidMessageError("Message.tool_calls must hold ToolCall values only")
-        object.__setattr__(self, "tool_calls", calls)
-        if not isinstance(self.metadata, Mapping):
-            raise InvalidMessageError("Message.metadata must be a mapping")
-        object.__setattr__(self, "metadata", freeze_json(self.metadata, "Message.metadata"))
-        check_id(self.id, "Message.id")
-        if self.recorded_at is not None:
-            if not isinstance(self.recorded_at, datetime):
-                raise InvalidMessageError("Message.recorded_at must be a datetime")
-            if self.recorded_at.tzinfo is None or self.recorded_at.utcoffset() is None:
-                raise InvalidMessageError("Message.recorded_at must be timezone-aware")
-            object.__setattr__(self, "recorded_at", self.recorded_at.astimezone(timezone.utc))
-        self._check_shape(role, content, calls)
-
-    def _check_shape(
-        self, role: Role, content: tuple[Block, ...], calls: tuple[ToolCall, ...]
+    def __init__(
+        self,
+        role: Role | str,
+        content: Content | None = (),
+        tool_calls: Iterable[ToolCall] = (),
+        tool_call_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        id: str | None = None,
+        recorded_at: datetime | None = None,
+        *,
+        is_error: bool = False,
+        extras: Mapping[str, Any] | None = None,
     ) -> None:
-        has_content = any(not isinstance(b, TextBlock) or b.text for b in content)
-        if calls and role is not Role.ASSISTANT:
-            raise InvalidMessageError(f"a {role.value} message cannot carry tool calls")
-        ids = [call.id for call in calls]
-        if len(set(ids)) != len(ids):
+        # A Role first: on Python 3.10 an enum member hashes by its name, not its value.
+        found = (
+            role if isinstance(role, Role) else _ROLES.get(role) if isinstance(role, str) else None
+        )
+        if found is None:
+            raise InvalidMessageError(f"Message.role: unknown role {role!r}")
+        blocks = _with_calls(_to_blocks(content, "Message.content"), tool_calls)
+        setattr_ = object.__setattr__
+        setattr_(self, "role", found)
+        setattr_(self, "content", blocks)
+        setattr_(self, "tool_call_id", tool_call_id)
+        setattr_(
+            self,
+            "metadata",
+            EMPTY if metadata is None else freeze_mapping(metadata, "Message.metadata"),
+        )
+        setattr_(self, "id", _new_id() if id is None else check_id(id, "Message.id"))
+        setattr_(self, "recorded_at", _check_time(recorded_at))
+        setattr_(self, "is_error", is_error)
+        extras = EMPTY if extras is None else freeze_mapping(extras, "Message.extras")
+        setattr_(self, "extras", extras)
+        self._check_shape()
+
+    def _check_shape(self) -> None:
+        role = self.role
+        call_ids = _call_ids(self.content)
+        if call_ids and role is not Role.ASSISTANT:
+            raise InvalidMessageError(f"{_a(role)} message cannot carry tool calls")
+        if len(set(call_ids)) != len(call_ids):
             raise InvalidMessageError("tool call ids must be unique within a message")
         if role is Role.TOOL:
             if self.tool_call_id is None:
                 raise InvalidMessageError("a tool message needs the tool_call_id it answers")
             check_id(self.tool_call_id, "Message.tool_call_id")
         elif self.tool_call_id is not None:
-            raise InvalidMessageError(f"a {role.value} message cannot have a tool_call_id")
-        if not has_content and not calls:
-            raise InvalidMessageError(f"a {role.value} message needs content or tool calls")
+            raise InvalidMessageError(f"{_a(role)} message cannot have a tool_call_id")
+        if not isinstance(self.is_error, bool):
+            raise InvalidMessageError("Message.is_error must be a bool")
+        if self.is_error and role is not Role.TOOL:
+            raise InvalidMessageError(f"{_a(role)} message cannot be an error result")
+        # A tool result may be empty (providers accept it); any other message says something.
+        if role is not Role.TOOL and not any(
+            not isinstance(b, TextBlock) or b.text for b in self.content
+        ):
+            raise InvalidMessageError(f"{_a(role)} message needs content or tool calls")
 
     # -- constructors -------------------------------------------------------------------
 
@@ -163,6 +235,7 @@ class Message:
         id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         recorded_at: datetime | None = None,
+        extras: Mapping[str, Any] | None = None,
     ) -> Message:
         """A user message.
 
@@ -170,7 +243,7 @@ class Message:
             >>> Message.user("What is 6 x 7?").text_content()
             'What is 6 x 7?'
         """
-        return cls._build(Role.USER, text_or_blocks, (), None, id, metadata, recorded_at)
+        return cls(Role.USER, text_or_blocks, (), None, metadata, id, recorded_at, extras=extras)
 
     @classmethod
     def system(
@@ -180,6 +253,7 @@ class Message:
         id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         recorded_at: datetime | None = None,
+        extras: Mapping[str, Any] | None = None,
     ) -> Message:
         """A system message (instructions).
 
@@ -187,7 +261,27 @@ class Message:
             >>> Message.system("Answer briefly.").role
             <Role.SYSTEM: 'system'>
         """
-        return cls._build(Role.SYSTEM, text_or_blocks, (), None, id, metadata, recorded_at)
+        return cls(Role.SYSTEM, text_or_blocks, (), None, metadata, id, recorded_at, extras=extras)
+
+    @classmethod
+    def developer(
+        cls,
+        text_or_blocks: Content,
+        *,
+        id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        recorded_at: datetime | None = None,
+        extras: Mapping[str, Any] | None = None,
+    ) -> Message:
+        """A developer message (OpenAI's instructions role).
+
+        Examples:
+            >>> Message.developer("Answer in French.").role
+            <Role.DEVELOPER: 'developer'>
+        """
+        return cls(
+            Role.DEVELOPER, text_or_blocks, (), None, metadata, id, recorded_at, extras=extras
+        )
 
     @classmethod
     def assistant(
@@ -198,77 +292,112 @@ class Message:
         id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         recorded_at: datetime | None = None,
+        extras: Mapping[str, Any] | None = None,
     ) -> Message:
-        """An assistant message: text, tool calls, or both.
+        """An assistant message: text, thinking, tool calls in any order; ``tool_calls``
+        are appended after ``text_or_blocks``.
 
         Examples:
             >>> Message.assistant(tool_calls=[ToolCall("c1", "multiply", {"a": 6})]).call_ids
             ('c1',)
         """
-        calls = tuple(tool_calls)
-        return cls._build(Role.ASSISTANT, text_or_blocks, calls, None, id, metadata, recorded_at)
+        return cls(
+            Role.ASSISTANT,
+            text_or_blocks,
+            tool_calls,
+            None,
+            metadata,
+            id,
+            recorded_at,
+            extras=extras,
+        )
 
     @classmethod
     def tool(
         cls,
         tool_call_id: str,
-        text_or_blocks: Content,
+        text_or_blocks: Content = "",
         *,
+        is_error: bool = False,
         id: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         recorded_at: datetime | None = None,
+        extras: Mapping[str, Any] | None = None,
     ) -> Message:
-        """The result of the tool call ``tool_call_id``.
+        """The result of the tool call ``tool_call_id``; it may be empty.
 
         Examples:
             >>> Message.tool("c1", "42").tool_call_id
             'c1'
+            >>> Message.tool("c2", "no such city", is_error=True).is_error
+            True
         """
-        return cls._build(Role.TOOL, text_or_blocks, (), tool_call_id, id, metadata, recorded_at)
-
-    @classmethod
-    def _build(
-        cls,
-        role: Role,
-        content: Content | None,
-        tool_calls: tuple[ToolCall, ...],
-        tool_call_id: str | None,
-        id: str | None,
-        metadata: Mapping[str, Any] | None,
-        recorded_at: datetime | None,
-    ) -> Message:
         return cls(
-            role,
-            _to_blocks(content, "content"),
-            tool_calls=tool_calls,
-            tool_call_id=tool_call_id,
-            metadata=metadata if metadata is not None else {},
-            id=id if id is not None else _new_id(),
-            recorded_at=recorded_at,
+            Role.TOOL,
+            text_or_blocks,
+            (),
+            tool_call_id,
+            metadata,
+            id,
+            recorded_at,
+            is_error=is_error,
+            extras=extras,
         )
 
     # -- reading ------------------------------------------------------------------------
 
+    # Both are derived from ``content`` once and kept beside the fields (not fields
+    # themselves: equality, repr and replace() never see them). Not cached_property,
+    # whose lock costs more than the scan on Python 3.10 and 3.11.
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool-call blocks of ``content``, in order."""
+        found: tuple[ToolCall, ...] | None = self.__dict__.get("_tool_calls")
+        if found is None:
+            found = tuple(b for b in self.content if type(b) is ToolCall)
+            object.__setattr__(self, "_tool_calls", found)
+        return found
+
     @property
     def call_ids(self) -> tuple[str, ...]:
-        """The ids of this message's tool calls, in order."""
-        return tuple(call.id for call in self.tool_calls)
+        """The ids of the calls this message makes, in order: its tool calls' ids, and the
+        ``call_id`` of opaque items that a tool message answers."""
+        found: tuple[str, ...] | None = self.__dict__.get("_call_ids")
+        if found is None:
+            found = _call_ids(self.content)
+            object.__setattr__(self, "_call_ids", found)
+        return found
 
     def text_content(self) -> str:
         """The non-empty text blocks joined with newlines (thinking is left out)."""
         return "\n".join(b.text for b in self.content if isinstance(b, TextBlock) and b.text)
 
     def has_content_type(self, kind: str | type) -> bool:
-        """Whether a block of ``kind`` (``"text"``, ``"image"``, ... or a block class) is here."""
+        """Whether a block of ``kind`` is here: a kind (``"text"``, ``"tool_call"``, ...) or a
+        block class."""
         if isinstance(kind, type):
             return any(isinstance(b, kind) for b in self.content)
         return any(b.kind == kind for b in self.content)
 
-    def with_recorded_at(self, when: datetime) -> Message:
+    def with_recorded_at(self, when: datetime | None) -> Message:
         """A copy of this message with ``recorded_at`` set."""
-        return _replace(self, recorded_at=when)
+        return _replace(self, recorded_at=_check_time(when))
 
     # -- wire format --------------------------------------------------------------------
+
+    def _wire(self, bytes_as: Any) -> dict[str, Any]:
+        """The wire form without ``recorded_at``, JSON values left frozen."""
+        return {
+            "v": WIRE_VERSION,
+            "id": self.id,
+            "role": self.role.value,
+            "content": [block._fields(bytes_as) for block in self.content],
+            "tool_call_id": self.tool_call_id,
+            "is_error": self.is_error,
+            "metadata": self.metadata,
+            "extras": self.extras,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """The versioned JSON-ready form of this message (bytes as base64).
@@ -278,73 +407,70 @@ class Message:
 
         Examples:
             >>> data = Message.user("hi", id="m1").to_dict()
-            >>> data["role"], data["content"]
-            ('user', [{'kind': 'text', 'text': 'hi'}])
+            >>> data["v"], data["role"], data["content"]
+            (2, 'user', [{'kind': 'text', 'text': 'hi'}])
         """
-        return {
-            "v": WIRE_VERSION,
-            "id": self.id,
-            "role": self.role.value,
-            "content": [block.to_dict() for block in self.content],
-            "tool_calls": [call.to_dict() for call in self.tool_calls],
-            "tool_call_id": self.tool_call_id,
-            "metadata": thaw_json(self.metadata),
-            "recorded_at": self.recorded_at.isoformat() if self.recorded_at else None,
-        }
+        out: dict[str, Any] = thaw_json(self._wire(b64_of))
+        out["recorded_at"] = self.recorded_at.isoformat() if self.recorded_at else None
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Message:
-        """Rebuild a message from :meth:`to_dict` output.
+        """Rebuild a message from :meth:`to_dict` output (version 2, or version 1).
 
         Examples:
             >>> Message.from_dict({"role": "user", "content": [{"kind": "text", "text": "hi"}]})
             ... # doctest: +ELLIPSIS
-            Message(role=<Role.USER: 'user'>, content=(TextBlock(text='hi'),), ...)
+            Message(role=<Role.USER: 'user'>, content=(TextBlock(text='hi', ...),), ...)
 
         Raises:
-            InvalidMessageError: a field is missing, of the wrong type or invalid; the
-                message names it.
+            InvalidMessageError: a field is missing, unknown, of the wrong type or invalid;
+                the message names it.
         """
-        if not isinstance(data, Mapping):
-            raise InvalidMessageError("message must be a JSON object")
-        version = data.get("v", WIRE_VERSION)
-        if version != WIRE_VERSION:
-            raise InvalidMessageError(f"message.v {version!r} is not a supported version")
-        content = required_field(data, "content", "message", list)
-        calls = optional_field(data, "tool_calls", "message", list) or []
-        recorded = optional_field(data, "recorded_at", "message", str)
-        recorded_at = None
-        if recorded is not None:
-            try:
-                recorded_at = datetime.fromisoformat(recorded)
-            except ValueError:
-                raise InvalidMessageError(
-                    "message.recorded_at is not an ISO 8601 datetime"
-                ) from None
-        message_id = None
-        if data.get("id") is not None:
-            message_id = required_field(data, "id", "message", str)
-        return cls(
-            role=required_field(data, "role", "message", str),
-            content=tuple(
-                block_from_dict(b, f"message.content[{i}]") for i, b in enumerate(content)
-            ),
-            tool_calls=tuple(
-                ToolCall.from_dict(c, f"message.tool_calls[{i}]") for i, c in enumerate(calls)
-            ),
-            tool_call_id=optional_field(data, "tool_call_id", "message", str),
-            metadata=optional_field(data, "metadata", "message", Mapping) or {},
-            recorded_at=recorded_at,
-            id=message_id if message_id is not None else _new_id(),
-        )
+        from sqlmemory.types._message_wire import message_from_dict
+
+        return message_from_dict(cls, data)
+
+
+def canonical_json(message: Message) -> str:
+    """The canonical form of a message's content: what "the same message" means.
+
+    The wire form without ``recorded_at``, key order kept, compact, with image and
+    document bytes given by their SHA-256 (``"sha256:<hex>"``) instead of base64, so equal
+    forms mean equal wire forms and big blobs cost one hash. Storages compare messages by
+    this form, the SQL storages by its SHA-256 (``docs/contract/persistence.md``).
+
+    Examples:
+        >>> canonical_json(Message.user("hi", id="m1"))
+        '{"v":2,"id":"m1","role":"user","content":[{"kind":"text","text":"hi"}],"tool_call_id":null,"is_error":false,"metadata":{},"extras":{}}'
+    """
+    return json.dumps(
+        message._wire(_sha_of), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+    )
+
+
+def _sha_of(block: Any) -> str:
+    return "sha256:" + data_sha256(block)
 
 
 def _replace(message: Message, **changes: Any) -> Message:
     # Built with object.__new__ so the already-validated fields are not checked again.
     clone = object.__new__(Message)
-    for name in ("role", "content", "tool_calls", "tool_call_id", "metadata", "id", "recorded_at"):
+    for name in _FIELDS:
         object.__setattr__(clone, name, changes.get(name, getattr(message, name)))
     return clone
+
+
+_FIELDS = (
+    "role",
+    "content",
+    "tool_call_id",
+    "metadata",
+    "id",
+    "recorded_at",
+    "is_error",
+    "extras",
+)
 
 
 def utc_now() -> datetime:

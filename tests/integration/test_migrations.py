@@ -1,7 +1,8 @@
 """The shipped migrations: upgrade, check, downgrade on every backend; the wheel ships them.
 
 The backend tests share their database with the ``migrated_engine`` fixture, so each one
-leaves the schema at head when it finishes, whatever happens in between.
+leaves the schema at head when it finishes, whatever happens in between (the ``db``
+fixture of ``tests/integration/conftest.py``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import io
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 from sqlalchemy.engine import make_url
-from sqlalchemy.pool import NullPool, StaticPool
+from sqlalchemy.pool import StaticPool
 
 from sqlmemory import migrate
 from sqlmemory.errors import SchemaError, StorageError
@@ -35,30 +35,10 @@ def sqlmemory_tables(engine: sa.Engine) -> set[str]:
         return {n for n in sa.inspect(conn).get_table_names() if n.startswith("sqlmemory_")}
 
 
-@pytest.fixture
-def db(db_url: str) -> Iterator[sa.Engine]:
-    """An engine on the backend's database, brought back to head after the test."""
-    engine = sa.create_engine(db_url, poolclass=NullPool)
-    try:
-        yield engine
-    finally:
-        try:
-            with engine.begin() as conn:
-                for name in ("sqlmemory_extra", "host_items", "alembic_version"):
-                    sa.Table(name, sa.MetaData()).drop(conn, checkfirst=True)
-            try:
-                migrate.check(engine)
-            except SchemaError:  # a test stopped half way: rebuild from nothing
-                drop_sqlmemory_tables(engine)
-                migrate.upgrade(engine)
-        finally:
-            engine.dispose()
-
-
 def test_upgrade_check_downgrade_upgrade(db: sa.Engine) -> None:
     migrate.upgrade(db)
     migrate.check(db)
-    assert migrate.current(db) == migrate.head() == "0001"
+    assert migrate.current(db) == migrate.head() == "0002"
     assert sqlmemory_tables(db) == TABLES | {VERSION_TABLE}
 
     migrate.downgrade(db, "base")
@@ -252,7 +232,7 @@ def test_offline_mode_writes_the_sql(url: str, monkeypatch: pytest.MonkeyPatch) 
 
 def test_script_location_is_the_repository_migrations_in_a_checkout() -> None:
     assert migrate.script_location() == REPO / "migrations"
-    assert migrate.head() == "0001"
+    assert migrate.head() == "0002"
 
 
 def test_sync_url_maps_async_drivers() -> None:

@@ -12,7 +12,7 @@ from datetime import timedelta
 
 import sqlalchemy as sa
 
-from sqlmemory import Message, SqlStorage, TextBlock
+from sqlmemory import Message, SqlStorage, TextBlock, ThinkingBlock, ToolCall
 from tests.support.cases import ids, timeless, tool_history
 from tests.support.tables import MESSAGES, seqs
 
@@ -85,11 +85,16 @@ def test_seq_grows_and_assigned_recorded_at_never_decreases(
     assert times == sorted(times)  # type: ignore[type-var]
 
 
-def test_single_text_block_is_kept_inline(storage: SqlStorage, engine: sa.Engine) -> None:
+def test_a_leading_text_block_is_kept_inline(storage: SqlStorage, engine: sa.Engine) -> None:
+    # The first block stays in the message row when it is a text without extras: a message
+    # of one text needs no block row, and "text, then tool calls" needs one per call.
     storage.append(
         SID,
         Message.user("inline", id="one"),
         Message.user([TextBlock("two"), TextBlock("blocks")], id="two"),
+        Message.assistant("calling", tool_calls=[ToolCall("c1", "f")], id="call"),
+        Message.user([TextBlock("cached", extras={"cache_control": {}})], id="extras"),
+        Message.assistant([ThinkingBlock("hmm"), TextBlock("then text")], id="thinking"),
     )
     with engine.connect() as conn:
         rows = dict(
@@ -99,8 +104,11 @@ def test_single_text_block_is_kept_inline(storage: SqlStorage, engine: sa.Engine
                 )
             ).all()
         )
-    assert rows == {"one": 0, "two": 2}
+    assert rows == {"one": 0, "two": 1, "call": 1, "extras": 1, "thinking": 2}
     assert [m.content for m in storage.load(SID)] == [
         (TextBlock("inline"),),
         (TextBlock("two"), TextBlock("blocks")),
+        (TextBlock("calling"), ToolCall("c1", "f")),
+        (TextBlock("cached", extras={"cache_control": {}}),),
+        (ThinkingBlock("hmm"), TextBlock("then text")),
     ]

@@ -7,6 +7,7 @@ storage (and could drive any other).
 
 from __future__ import annotations
 
+import base64
 import io
 import math
 import random
@@ -23,6 +24,8 @@ from sqlmemory import (
     ImageBlock,
     InvalidSessionIdError,
     Message,
+    OpaqueBlock,
+    RedactedThinkingBlock,
     Role,
     TextBlock,
     ThinkingBlock,
@@ -323,7 +326,57 @@ def _bad_message_builders() -> dict[str, Callable[[], object]]:
         "user without content": lambda: Message.user(""),
         "user with empty block list": lambda: Message.user([]),
         "system without content": lambda: Message.system(""),
-        "tool without content": lambda: Message.tool("c1", ""),
+        "developer without content": lambda: Message.developer(""),
+        "is_error on an assistant message": lambda: Message(Role.ASSISTANT, "x", is_error=True),
+        "is_error not a bool": lambda: Message.tool("c1", "x", is_error=1),  # type: ignore[arg-type]
+        "tool call inside a user message": lambda: Message.user(["see", ToolCall("c1", "f")]),
+        "call id of an opaque item on a user message": lambda: Message.user(
+            OpaqueBlock("openai", {"type": "computer_call_output"}, call_id="c1")
+        ),
+        "a tool call id twice, once opaque": lambda: Message.assistant(
+            [ToolCall("c1", "f"), OpaqueBlock("openai", {"type": "x"}, call_id="c1")]
+        ),
+        "arguments a list": lambda: ToolCall("c1", "f", [1, 2]),  # type: ignore[arg-type]
+        "arguments_text not a str": lambda: ToolCall("c1", "f", arguments_text=b"{}"),  # type: ignore[arg-type]
+        "arguments_text with a lone surrogate": lambda: ToolCall(
+            "c1", "f", arguments_text='{"a": "\ud800"}\ud800'
+        ),
+        "tool call without a name": lambda: ToolCall("c1", ""),
+        "extras not a mapping": lambda: TextBlock("x", extras=["a"]),  # type: ignore[arg-type]
+        "extras not JSON": lambda: ThinkingBlock("x", extras={"when": datetime.now(timezone.utc)}),
+        "message extras with NaN": lambda: Message.user("x", extras={"x": float("nan")}),
+        "redacted thinking not a str": lambda: RedactedThinkingBlock(b"x"),  # type: ignore[arg-type]
+        "opaque payload a list": lambda: OpaqueBlock("openai", [1]),  # type: ignore[arg-type]
+        "opaque without provider": lambda: OpaqueBlock("", {"type": "x"}),
+        "opaque call_id with a control character": lambda: OpaqueBlock(
+            "openai", {"type": "x"}, call_id="c\n1"
+        ),
+        "image with two sources": lambda: ImageBlock(
+            png, "image/png", url="https://example.com/a.png"
+        ),
+        "image with no source": lambda: ImageBlock(media_type="image/png"),
+        "image bytes without a media type": lambda: ImageBlock(png),
+        "image reference with a bad media type": lambda: ImageBlock(
+            url="https://example.com/a.bmp", media_type="image/bmp"
+        ),
+        "image url of another scheme": lambda: ImageBlock(url="ftp://example.com/a.png"),
+        "image url that is not a url": lambda: ImageBlock(url="a.png"),
+        "image detail unknown": lambda: ImageBlock(url="https://example.com/a.png", detail="max"),
+        "image file id empty": lambda: ImageBlock(file_id=""),
+        "image file id with a control character": lambda: ImageBlock(file_id="file\x00"),
+        "data url with bad base64": lambda: ImageBlock(url="data:image/png;base64,@@"),
+        "data url without a comma": lambda: ImageBlock(url="data:image/png;base64"),
+        "data url of another type than given": lambda: ImageBlock(
+            url="data:image/png;base64," + base64.b64encode(png).decode(), media_type="image/gif"
+        ),
+        "data url of an unsupported type": lambda: ImageBlock(url="data:image/bmp;base64,Qk0="),
+        "data url bytes that are no png": lambda: ImageBlock(url="data:image/png;base64,AAAA"),
+        "document with two sources": lambda: DocumentBlock(b"x", "text/plain", file_id="file-1"),
+        "document bytes without a media type": lambda: DocumentBlock(b"%PDF-1.4"),
+        "document url of another scheme": lambda: DocumentBlock(url="file:///etc/passwd"),
+        "document data url of an unsupported type": lambda: DocumentBlock(
+            url="data:text/html,<p>hi</p>"
+        ),
         "assistant without content or calls": lambda: Message.assistant(),
         "tool calls on a user message": lambda: Message(
             Role.USER, (TextBlock("hi"),), tool_calls=(ToolCall("c1", "f"),)

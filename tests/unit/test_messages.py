@@ -226,7 +226,7 @@ def test_content_and_tool_calls_are_tuples() -> None:
     assert isinstance(m.tool_calls, tuple)
     blocks.append(TextBlock("b"))
     calls.append(ToolCall(id="c2", name="n", arguments={}))
-    assert m.content == (TextBlock("a"),)
+    assert m.content == (TextBlock("a"), ToolCall(id="c1", name="n", arguments={}))
     assert len(m.tool_calls) == 1
 
 
@@ -299,7 +299,8 @@ BAD_MESSAGES: dict[str, Callable[[], Message]] = {
     "unknown role": lambda: Message(role="robot", content=[TextBlock("x")]),
     "empty user": lambda: Message.user([]),
     "empty system": lambda: Message.system([]),
-    "empty tool": lambda: Message.tool("c1", []),
+    "empty assistant": lambda: Message.assistant([TextBlock("")]),
+    "is_error on a user message": lambda: Message(role="user", content="x", is_error=True),
     "empty user by constructor": lambda: Message(role="user", content=()),
     "tool calls on user": lambda: Message(
         role="user",

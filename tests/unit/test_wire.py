@@ -20,11 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqlmemory import (
-    Block,
     DocumentBlock,
     ImageBlock,
     InvalidMessageError,
     Message,
+    OpaqueBlock,
+    RedactedThinkingBlock,
     Role,
     TextBlock,
     ThinkingBlock,
@@ -32,6 +33,7 @@ from sqlmemory import (
 )
 from sqlmemory.wire import WIRE_VERSION, messages_from_dicts, messages_to_dicts
 from tests.support.cases import image_bytes
+from tests.support.strategies import images, messages
 
 UTC = timezone.utc
 WHEN = datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=UTC)
@@ -42,21 +44,6 @@ NESTED_ARGS = {
     "mid": [1.5, -0.25, 10**20, False, ""],
     "": {},
 }
-
-
-def images() -> list[ImageBlock]:
-    return [
-        ImageBlock(PNG, "image/png"),
-        ImageBlock(image_bytes(3, 2, "image/jpeg"), "image/jpeg"),
-        ImageBlock(image_bytes(1, 1, "image/gif"), "image/gif"),
-        ImageBlock(image_bytes(130, 7, "image/webp"), "image/webp"),
-        # Bytes with the right magic but no readable header: the size stays unknown.
-        ImageBlock(b"RIFF\x00\x00\x00\x00WEBPjunk", "image/webp"),
-        ImageBlock(url="https://example.com/cat.png", media_type="image/png"),
-        ImageBlock(
-            url="https://example.com/dog.jpg", media_type="image/jpeg", width=640, height=480
-        ),
-    ]
 
 
 def every_kind_of_message() -> list[Message]:
@@ -131,7 +118,7 @@ def plain_json_values(value: Any) -> bool:
 def test_to_dict_and_back_is_exact(message: Message) -> None:
     data = message.to_dict()
 
-    assert data["v"] == WIRE_VERSION == 1
+    assert data["v"] == WIRE_VERSION == 2
     assert plain_json_values(data)
     assert_identical(Message.from_dict(data), message)
 
@@ -213,14 +200,14 @@ def test_recorded_at_in_another_zone_is_read_as_utc() -> None:
 def test_the_dict_is_a_copy_both_ways() -> None:
     message = every_kind_of_message()[2]
     data = message.to_dict()
-    data["tool_calls"][0]["arguments"]["zeta"] = 99
+    data["content"][2]["arguments"]["zeta"] = 99
     data["metadata"]["injected"] = True
     assert message.tool_calls[0].arguments["zeta"] == 1
     assert message.to_dict() != data
 
     incoming = message.to_dict()
     back = Message.from_dict(incoming)
-    incoming["tool_calls"][0]["arguments"]["alpha"]["x"] = "changed"
+    incoming["content"][2]["arguments"]["alpha"]["x"] = "changed"
     incoming["content"].clear()
     assert_identical(back, message)
 
@@ -262,15 +249,19 @@ def valid() -> dict[str, Any]:
     return through_json(
         Message.assistant(
             [
-                TextBlock("t"),
+                TextBlock("t", extras={"x": 1}),
                 ImageBlock(PNG, "image/png"),
                 DocumentBlock(b"doc", "text/plain", title="x"),
                 ThinkingBlock("th", signature="s"),
+                ToolCall("c1", "f", {"a": 1}, arguments_text='{"a": 1}'),
+                OpaqueBlock("openai", {"type": "web_search_call"}),
+                RedactedThinkingBlock("secret"),
+                ImageBlock(file_id="file-1", detail="low"),
             ],
-            tool_calls=[ToolCall("c1", "f", {"a": 1})],
             id="m1",
             metadata={"k": "v"},
             recorded_at=WHEN,
+            extras={"name": "bot"},
         ).to_dict()
     )
 
@@ -340,14 +331,35 @@ MALFORMED: list[tuple[str, Mutation, tuple[str, ...]]] = [
         ("content[3]", "signature"),
     ),
     ("tool_calls an object", setter("tool_calls", value={"id": "c1"}), ("tool_calls",)),
-    ("tool call not an object", setter("tool_calls", 0, value="c1"), ("tool_calls[0]",)),
-    ("tool call without name", deleter("tool_calls", 0, "name"), ("tool_calls[0]", "name")),
-    ("tool call id not a string", setter("tool_calls", 0, "id", value=7), ("tool_calls[0]", "id")),
+    ("v1 tool call not an object", setter("tool_calls", value=["c1"]), ("tool_calls[0]",)),
+    (
+        "v1 tool call without name",
+        setter("tool_calls", value=[{"id": "c9"}]),
+        ("tool_calls[0]", "name"),
+    ),
+    ("tool call without name", deleter("content", 4, "name"), ("content[4]", "name")),
+    ("tool call id not a string", setter("content", 4, "id", value=7), ("content[4]", "id")),
     (
         "arguments a list",
-        setter("tool_calls", 0, "arguments", value=[1]),
-        ("tool_calls[0]", "arguments"),
+        setter("content", 4, "arguments", value=[1]),
+        ("content[4]", "arguments"),
     ),
+    (
+        "arguments_text not a string",
+        setter("content", 4, "arguments_text", value={}),
+        ("content[4]", "arguments_text"),
+    ),
+    ("extras a list", setter("content", 0, "extras", value=[]), ("content[0]", "extras")),
+    ("message extras a list", setter("extras", value=[1]), ("extras",)),
+    ("is_error a string", setter("is_error", value="yes"), ("is_error",)),
+    ("is_error on a non-tool", setter("is_error", value=True), ("error",)),
+    ("unknown message field", setter("tool_result", value=1), ("tool_result",)),
+    ("unknown block field", setter("content", 0, "cache_control", value={}), ("cache_control",)),
+    ("opaque payload a list", setter("content", 5, "payload", value=[]), ("content[5]", "payload")),
+    ("opaque without provider", deleter("content", 5, "provider"), ("content[5]", "provider")),
+    ("redacted data a number", setter("content", 6, "data", value=1), ("content[6]", "data")),
+    ("file id a number", setter("content", 7, "file_id", value=1), ("content[7]", "file_id")),
+    ("detail unknown", setter("content", 7, "detail", value="max"), ("content[7]", "detail")),
     ("tool_call_id not a string", setter("tool_call_id", value=1), ("tool_call_id",)),
     ("metadata a list", setter("metadata", value=[]), ("metadata",)),
     ("id not a string", setter("id", value=12), ("id",)),
@@ -358,7 +370,9 @@ MALFORMED: list[tuple[str, Mutation, tuple[str, ...]]] = [
         setter("recorded_at", value="2024-01-01T00:00:00"),
         ("recorded_at",),
     ),
-    ("unsupported version", setter("v", value=2), ("version",)),
+    ("unsupported version", setter("v", value=3), ("version",)),
+    ("version zero", setter("v", value=0), ("version",)),
+    ("version true", setter("v", value=True), ("version",)),
     ("version a string", setter("v", value="1"), ("version",)),
 ]
 
@@ -405,73 +419,6 @@ def test_a_list_must_be_an_array(items: Any) -> None:
 
 
 # --- property -------------------------------------------------------------------------------
-
-IMAGES = images()
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**63)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8)
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
-    ),
-    max_leaves=12,
-)
-json_objects = st.dictionaries(st.text(max_size=6), json_values, max_size=5)
-ZONES = [UTC, timezone(timedelta(hours=5, minutes=45)), timezone(-timedelta(hours=11))]
-times = st.none() | st.datetimes(
-    min_value=datetime(1900, 1, 2),  # noqa: DTZ001 - bounds; the zone comes from ``timezones``
-    max_value=datetime(2200, 1, 1),  # noqa: DTZ001
-    timezones=st.sampled_from(ZONES),
-)
-blocks: st.SearchStrategy[Block] = st.one_of(
-    st.builds(TextBlock, st.text(max_size=20)),
-    st.builds(ThinkingBlock, st.text(max_size=20), st.none() | st.text(max_size=10)),
-    st.builds(
-        DocumentBlock,
-        st.binary(min_size=1, max_size=64),
-        st.sampled_from(["application/pdf", "text/plain"]),
-        st.none() | st.text(max_size=10),
-    ),
-    st.sampled_from(IMAGES),
-    st.builds(
-        ImageBlock,
-        url=st.text(min_size=1, max_size=20),
-        media_type=st.sampled_from(["image/png", "image/jpeg", "image/gif", "image/webp"]),
-        width=st.none() | st.integers(1, 10_000),
-        height=st.none() | st.integers(1, 10_000),
-    ),
-)
-ids = st.text(st.characters(blacklist_categories=["Cc", "Cs"]), min_size=1, max_size=12).filter(
-    lambda s: s.strip() == s
-)
-
-
-@st.composite
-def messages(draw: st.DrawFn) -> Message:
-    role = draw(st.sampled_from(list(Role)))
-    content = draw(st.lists(blocks, max_size=4))
-    calls: list[ToolCall] = []
-    if role is Role.ASSISTANT:
-        call_ids = draw(st.lists(ids, max_size=3, unique=True))
-        calls = [
-            ToolCall(i, draw(st.text(min_size=1, max_size=8)), draw(json_objects)) for i in call_ids
-        ]
-    if not calls and not any(not isinstance(b, TextBlock) or b.text for b in content):
-        content.append(TextBlock(draw(st.text(min_size=1, max_size=10))))
-    return Message(
-        role,
-        content,
-        tool_calls=calls,
-        tool_call_id=draw(ids) if role is Role.TOOL else None,
-        metadata=draw(json_objects),
-        id=draw(ids),
-        recorded_at=draw(times),
-    )
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

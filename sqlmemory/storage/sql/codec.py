@@ -1,4 +1,4 @@
-"""Messages to rows and back, and the content digest that makes appends idempotent.
+"""Messages to rows and back, and the content digests that make appends idempotent.
 
 No SQL here: these functions turn a :class:`Message` into the plain dicts the SQL layer
 inserts, and rows (as mappings) back into messages.
@@ -11,25 +11,27 @@ import json
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from sqlmemory.policy import Entry, estimate_tokens
+from sqlmemory.storage.checks import content_digest
 from sqlmemory.types import (
     Block,
     DocumentBlock,
     ImageBlock,
     Message,
+    OpaqueBlock,
+    RedactedThinkingBlock,
     Role,
     TextBlock,
     ThinkingBlock,
     ToolCall,
 )
-from sqlmemory.types._json import dump_json, freeze_json
+from sqlmemory.types._json import EMPTY, dump_json, freeze_trusted
+from sqlmemory.types.blocks import data_sha256
 
 # Role(value) goes through Enum.__call__; a dict lookup is several times cheaper per row.
 ROLES = {role.value: role for role in Role}
-EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 __all__ = [
     "BlobData",
@@ -67,33 +69,92 @@ class EncodedMessage:
         return str(self.row["digest"])
 
 
-def _block_row(block: Block, blobs: list[BlobData]) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "kind": block.kind,
-        "text": None,
-        "signature": None,
-        "media_type": None,
-        "url": None,
-        "title": None,
-        "width": None,
-        "height": None,
-        "blob_sha256": None,
-    }
-    if isinstance(block, TextBlock):
-        row["text"] = block.text
-    elif isinstance(block, ThinkingBlock):
-        row["text"], row["signature"] = block.thinking, block.signature
-    elif isinstance(block, ImageBlock):
-        row["media_type"], row["url"] = block.media_type, block.url
-        row["width"], row["height"] = block.width, block.height
-        if block.data is not None:
-            sha = hashlib.sha256(block.data).hexdigest()
-            row["blob_sha256"] = sha
+_BLOCK_KEYS = (
+    "kind",
+    "text",
+    "signature",
+    "media_type",
+    "url",
+    "file_id",
+    "title",
+    "detail",
+    "width",
+    "height",
+    "blob_sha256",
+    "call_id",
+    "name",
+    "value_json",
+    "extras_json",
+)
+"""Every column of a block row but its key: each row names them all (one executemany)."""
+
+
+def _blob(block: ImageBlock | DocumentBlock, row: dict[str, Any], blobs: list[BlobData]) -> None:
+    row["media_type"], row["url"], row["file_id"] = block.media_type, block.url, block.file_id
+    if block.data is not None:
+        sha = data_sha256(block)
+        row["blob_sha256"] = sha
+        if isinstance(block, ImageBlock):
             blobs.append(BlobData(sha, block.data, block.width, block.height))
+        else:
+            blobs.append(BlobData(sha, block.data, None, None))
+
+
+def _image_row(block: ImageBlock, row: dict[str, Any], blobs: list[BlobData]) -> None:
+    _blob(block, row, blobs)
+    row["detail"], row["width"], row["height"] = block.detail, block.width, block.height
+
+
+def _document_row(block: DocumentBlock, row: dict[str, Any], blobs: list[BlobData]) -> None:
+    _blob(block, row, blobs)
+    row["title"] = block.title
+
+
+def _text_row(block: TextBlock, row: dict[str, Any], blobs: list[BlobData]) -> None:
+    row["text"] = block.text
+
+
+def _thinking_row(block: ThinkingBlock, row: dict[str, Any], blobs: list[BlobData]) -> None:
+    row["text"], row["signature"] = block.thinking, block.signature
+
+
+def _redacted_row(block: RedactedThinkingBlock, row: dict[str, Any], blobs: list[BlobData]) -> None:
+    row["text"] = block.data
+
+
+def _tool_call_row(block: ToolCall, row: dict[str, Any], blobs: list[BlobData]) -> None:
+    row["call_id"], row["name"], row["text"] = block.id, block.name, block.arguments_text
+    if block.arguments is None:
+        row["value_json"] = "null"
     else:
-        sha = hashlib.sha256(block.data).hexdigest()
-        row["media_type"], row["title"], row["blob_sha256"] = block.media_type, block.title, sha
-        blobs.append(BlobData(sha, block.data, None, None))
+        # Arguments parsed from their text are not stored twice: NULL means "the text's".
+        dumped = dump_json(block.arguments)
+        row["value_json"] = None if dumped == block.arguments_text else dumped
+
+
+def _opaque_row(block: OpaqueBlock, row: dict[str, Any], blobs: list[BlobData]) -> None:
+    row["name"], row["call_id"] = block.provider, block.call_id
+    row["value_json"] = dump_json(block.payload)
+
+
+_ROW_OF: dict[type, Any] = {
+    TextBlock: _text_row,
+    ImageBlock: _image_row,
+    DocumentBlock: _document_row,
+    ThinkingBlock: _thinking_row,
+    RedactedThinkingBlock: _redacted_row,
+    ToolCall: _tool_call_row,
+    OpaqueBlock: _opaque_row,
+}
+
+
+def _block_row(block: Block, position: int, blobs: list[BlobData]) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(_BLOCK_KEYS)
+    row["position"] = position
+    row["kind"] = block.kind
+    if block.extras:
+        row["extras_json"] = dump_json(block.extras)
+    _ROW_OF[type(block)](block, row, blobs)
     return row
 
 
@@ -182,58 +243,42 @@ def history_digest(messages: Sequence[Message], count: int) -> str:
 
 
 def digest_of(message: Message) -> str:
-    """The SHA-256 content digest of ``message`` (its id and ``recorded_at`` aside)."""
+    """The content digest of ``message``: SHA-256 of its canonical form (``recorded_at`` aside)."""
     memo = _MEMOS.get(message)
-    if memo is not None and memo.digest is not None:
+    if memo is None:
+        memo = _MEMOS.add(message, _Memo())
+    elif memo.digest is not None:
         return memo.digest
-    return encode_message(message).digest
+    memo.digest = content_digest(message)
+    return memo.digest
 
 
 def encode_message(message: Message) -> EncodedMessage:
-    """The rows of ``message`` (without ``session_id``, ``seq`` and ``recorded_at``)."""
+    """The rows of ``message`` (without ``session_id``, ``seq`` and ``recorded_at``).
+
+    The first block stays in the message row when it is a text block without extras, so
+    a message of one text needs no block row; every other block is a row at its index.
+    """
     blobs: list[BlobData] = []
-    inline = len(message.content) == 1 and isinstance(message.content[0], TextBlock)
-    blocks = [] if inline else [_block_row(b, blobs) for b in message.content]
-    tool_calls = (
-        json.dumps(
-            [
-                {"id": c.id, "name": c.name, "arguments": json.loads(c.arguments_json)}
-                for c in message.tool_calls
-            ],
-            ensure_ascii=False,
-            separators=(",", ":"),
-        )
-        if message.tool_calls
-        else None
-    )
-    metadata = dump_json(message.metadata) if message.metadata else None
-    text = message.content[0].text if inline else None  # type: ignore[union-attr]
-    digest_source = json.dumps(
-        [
-            message.role.value,
-            message.tool_call_id,
-            tool_calls,
-            metadata,
-            text,
-            [[b[k] for k in sorted(b)] for b in blocks],
-        ],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    digest = hashlib.sha256(digest_source.encode("utf-8")).hexdigest()
+    content = message.content
+    first = content[0] if content else None
+    inline = type(first) is TextBlock and not first.extras
+    start = 1 if inline else 0
+    blocks = [_block_row(b, i, blobs) for i, b in enumerate(content[start:], start)]
+    call_ids = message.call_ids
     row = {
         "message_id": message.id,
         "role": message.role.value,
         "tool_call_id": message.tool_call_id,
-        "text": text,
+        "text": first.text if inline else None,  # type: ignore[union-attr]
         "n_blocks": len(blocks),
-        "call_ids": json.dumps(list(message.call_ids)) if message.tool_calls else None,
-        "tool_calls": tool_calls,
-        "metadata_json": metadata,
-        "digest": digest,
+        "call_ids": json.dumps(list(call_ids)) if call_ids else None,
+        "metadata_json": dump_json(message.metadata) if message.metadata else None,
+        "extras_json": dump_json(message.extras) if message.extras else None,
+        "is_error": message.is_error,
+        "digest": digest_of(message),
         "tokens": estimate_tokens(message),
     }
-    _MEMOS.of(message).digest = digest
     return EncodedMessage(message, row, blocks, blobs)
 
 
@@ -245,31 +290,80 @@ def _new(cls: type, **values: Any) -> Any:
     return obj
 
 
+def _json_of(text: str | None) -> Any:
+    return freeze_trusted(json.loads(text)) if text else EMPTY
+
+
+def _decode_tool_call(row: Mapping[Any, Any]) -> ToolCall:
+    value = row["value_json"]
+    if value is None:
+        arguments = freeze_trusted(json.loads(row["text"]))
+    elif value == "null":
+        arguments = None
+    else:
+        arguments = freeze_trusted(json.loads(value))
+    return _new(  # type: ignore[no-any-return]
+        ToolCall,
+        id=row["call_id"],
+        name=row["name"],
+        arguments=arguments,
+        arguments_text=row["text"],
+        extras=_json_of(row["extras_json"]),
+    )
+
+
+def _decode_media(row: Mapping[Any, Any], blobs: Mapping[str, tuple[bytes, Any, Any]]) -> Block:
+    sha = row["blob_sha256"]
+    data, width, height = blobs[sha] if sha is not None else (None, None, None)
+    fields = {
+        "data": data,
+        "media_type": row["media_type"],
+        "url": row["url"],
+        "file_id": row["file_id"],
+        "extras": _json_of(row["extras_json"]),
+    }
+    if sha is not None:
+        fields["_sha256"] = sha  # the canonical form needs it: no hashing of bytes again
+    if row["kind"] == "document":
+        return _new(DocumentBlock, title=row["title"], **fields)  # type: ignore[no-any-return]
+    return _new(  # type: ignore[no-any-return]
+        ImageBlock,
+        detail=row["detail"],
+        # The block's own size first: a reference's is the caller's, and bytes stored
+        # first as a document have no size in their blob row.
+        width=row["width"] if row["width"] is not None else width,
+        height=row["height"] if row["height"] is not None else height,
+        **fields,
+    )
+
+
 def decode_block(row: Mapping[Any, Any], blobs: Mapping[str, tuple[bytes, Any, Any]]) -> Block:
     """A block from its row; ``blobs`` maps sha256 to ``(data, width, height)``."""
     kind = row["kind"]
     if kind == "text":
-        return _new(TextBlock, text=row["text"])  # type: ignore[no-any-return]
+        return _new(TextBlock, text=row["text"], extras=_json_of(row["extras_json"]))  # type: ignore[no-any-return]
+    if kind == "tool_call":
+        return _decode_tool_call(row)
     if kind == "thinking":
         return _new(  # type: ignore[no-any-return]
-            ThinkingBlock, thinking=row["text"], signature=row["signature"]
+            ThinkingBlock,
+            thinking=row["text"],
+            signature=row["signature"],
+            extras=_json_of(row["extras_json"]),
         )
-    sha = row["blob_sha256"]
-    if kind == "image":
-        data, width, height = blobs[sha] if sha is not None else (None, None, None)
+    if kind == "redacted_thinking":
         return _new(  # type: ignore[no-any-return]
-            ImageBlock,
-            data=data,
-            media_type=row["media_type"],
-            url=row["url"],
-            # The block's own size first: a URL image's is the caller's, and bytes stored
-            # first as a document have no size in their blob row.
-            width=row["width"] if row["width"] is not None else width,
-            height=row["height"] if row["height"] is not None else height,
+            RedactedThinkingBlock, data=row["text"], extras=_json_of(row["extras_json"])
         )
-    return _new(  # type: ignore[no-any-return]
-        DocumentBlock, data=blobs[sha][0], media_type=row["media_type"], title=row["title"]
-    )
+    if kind == "opaque":
+        return _new(  # type: ignore[no-any-return]
+            OpaqueBlock,
+            provider=row["name"],
+            payload=freeze_trusted(json.loads(row["value_json"])),
+            call_id=row["call_id"],
+            extras=_json_of(row["extras_json"]),
+        )
+    return _decode_media(row, blobs)
 
 
 def decode_message(row: Mapping[Any, Any], blocks: Sequence[Block]) -> Message:
@@ -277,23 +371,17 @@ def decode_message(row: Mapping[Any, Any], blocks: Sequence[Block]) -> Message:
     text = row["text"]
     content: tuple[Block, ...] = tuple(blocks)
     if text is not None:
-        content = (_new(TextBlock, text=text),)
-    calls: tuple[ToolCall, ...] = ()
-    if row["tool_calls"] is not None:
-        calls = tuple(
-            _new(ToolCall, id=c["id"], name=c["name"], arguments=freeze_json(c["arguments"], ""))
-            for c in json.loads(row["tool_calls"])
-        )
-    metadata = row["metadata_json"]
+        content = (_new(TextBlock, text=text, extras=EMPTY), *content)
     message: Message = _new(
         Message,
         role=ROLES[row["role"]],
         content=content,
-        tool_calls=calls,
         tool_call_id=row["tool_call_id"],
-        metadata=freeze_json(json.loads(metadata), "") if metadata else EMPTY,
+        metadata=_json_of(row["metadata_json"]),
         id=row["message_id"],
         recorded_at=row["recorded_at"],
+        is_error=bool(row["is_error"]),
+        extras=_json_of(row["extras_json"]),
     )
     _MEMOS.add(message, _Memo(row["digest"], loaded=True))
     return message

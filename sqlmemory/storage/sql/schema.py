@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     ForeignKey,
     ForeignKeyConstraint,
     Index,
@@ -22,6 +23,7 @@ from sqlalchemy import (
     String,
     Table,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -115,14 +117,19 @@ class MessageRow(Base):
     role: Mapped[str] = mapped_column(String(16))
     tool_call_id: Mapped[str | None] = mapped_column(Key)
     text: Mapped[str | None] = mapped_column(Utf8Text)
-    """The content when it is exactly one text block (the common case): no block rows."""
+    """The first content block, when it is a text block without extras (the common case:
+    a message of one text needs no block row); the other blocks are rows."""
     n_blocks: Mapped[int] = mapped_column(Integer)
-    """How many rows the message has in ``sqlmemory_blocks`` (0 when ``text`` holds it)."""
+    """How many rows the message has in ``sqlmemory_blocks``."""
     call_ids: Mapped[str | None] = mapped_column(Utf8Text)
-    """JSON list of the tool call ids, so windows are found without reading calls."""
-    tool_calls: Mapped[str | None] = mapped_column(Utf8Text)
-    """JSON list of calls; kept as text so argument key order survives byte for byte."""
+    """JSON list of the ids of the calls the message makes, so windows are found from
+    message rows alone, without reading blocks."""
     metadata_json: Mapped[str | None] = mapped_column(Utf8Text)
+    """The caller's metadata as JSON text (key order kept); NULL when empty."""
+    extras_json: Mapped[str | None] = mapped_column(Utf8Text)
+    """The provider's extras as JSON text (key order kept); NULL when empty."""
+    is_error: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """A tool result that reports a failure."""
     recorded_at: Mapped[datetime] = mapped_column(UTCDateTime)
     digest: Mapped[str] = mapped_column(String(64))
     """SHA-256 of the message's content: idempotent appends and incremental saves."""
@@ -131,7 +138,13 @@ class MessageRow(Base):
 
 
 class BlockRow(Base):
-    """One content block of a message; image and document bytes live in a blob."""
+    """One content block of a message; image and document bytes live in a blob.
+
+    The columns a block uses depend on its ``kind`` (``docs/contract/persistence.md``):
+    a tool call keeps its id in ``call_id``, its name in ``name``, its ``arguments_text``
+    in ``text`` and its arguments in ``value_json``; an opaque item its provider in
+    ``name`` and its payload in ``value_json``.
+    """
 
     __tablename__ = "sqlmemory_blocks"
     __table_args__ = (
@@ -153,17 +166,30 @@ class BlockRow(Base):
     session_id: Mapped[str] = mapped_column(Key, primary_key=True)
     seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     position: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    kind: Mapped[str] = mapped_column(String(16))
+    """The block's index in the message's content."""
+    kind: Mapped[str] = mapped_column(String(32))
     text: Mapped[str | None] = mapped_column(Utf8Text)
-    """Text of a text block, reasoning of a thinking block."""
+    """Text of a text block, reasoning of a thinking block, data of a redacted thinking
+    block, ``arguments_text`` of a tool call."""
     signature: Mapped[str | None] = mapped_column(Utf8Text)
     media_type: Mapped[str | None] = mapped_column(String(100))
     url: Mapped[str | None] = mapped_column(Utf8Text)
+    file_id: Mapped[str | None] = mapped_column(Utf8Text)
     title: Mapped[str | None] = mapped_column(Utf8Text)
+    detail: Mapped[str | None] = mapped_column(String(16))
     width: Mapped[int | None] = mapped_column(Integer)
-    """An image's width: from its header, or as the caller gave it for a URL image."""
+    """An image's width: from its header, or as the caller gave it for a reference."""
     height: Mapped[int | None] = mapped_column(Integer)
     blob_sha256: Mapped[str | None] = mapped_column(String(64))
+    call_id: Mapped[str | None] = mapped_column(Key)
+    """A tool call's id; the ``call_id`` of an opaque item."""
+    name: Mapped[str | None] = mapped_column(Utf8Text)
+    """A tool call's name; an opaque item's provider."""
+    value_json: Mapped[str | None] = mapped_column(Utf8Text)
+    """A tool call's arguments (NULL when ``text`` is exactly their compact JSON; ``null``
+    when they are ``None``); an opaque item's payload."""
+    extras_json: Mapped[str | None] = mapped_column(Utf8Text)
+    """The block's extras as JSON text; NULL when empty."""
 
 
 sessions_table = cast(Table, SessionRow.__table__)
@@ -183,8 +209,9 @@ MESSAGE_COLUMNS = (
     messages_table.c.text,
     messages_table.c.n_blocks,
     messages_table.c.call_ids,
-    messages_table.c.tool_calls,
     messages_table.c.metadata_json,
+    messages_table.c.extras_json,
+    messages_table.c.is_error,
     messages_table.c.recorded_at,
     messages_table.c.tokens,
     messages_table.c.digest,

@@ -209,8 +209,7 @@ def _insert_messages(
         seq = first_seq + offset
         recorded = e.message.recorded_at or stamp
         message_rows.append({**e.row, "session_id": sid, "seq": seq, "recorded_at": recorded})
-        for position, block in enumerate(e.blocks):
-            block_rows.append({**block, "session_id": sid, "seq": seq, "position": position})
+        block_rows.extend({**block, "session_id": sid, "seq": seq} for block in e.blocks)
     conn.execute(INSERT_MESSAGE, message_rows)
     if block_rows:
         conn.execute(INSERT_BLOCK, block_rows)
