@@ -101,7 +101,7 @@ def test_append_and_read_back_exactly(client: FlaskClient) -> None:
             assert assigned.utcoffset() == timedelta(0)
             original = {**original, "recorded_at": stored["recorded_at"]}
         assert stored == original
-    assert list(got[1]["tool_calls"][0]["arguments"]) == ["zeta", "alpha"]
+    assert list(got[1]["content"][0]["arguments"]) == ["zeta", "alpha"]  # the tool call block
 
     # What a read returns can be posted again as it is: a retry appends nothing.
     again = client.post("/sessions/user/7/chat/messages", json=got)
