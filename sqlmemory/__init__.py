@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmemory.errors import (
     BlobTooLargeError,
+    ConversionError,
     DuplicateMessageError,
     InvalidMessageError,
     InvalidSessionIdError,
@@ -28,6 +29,7 @@ from sqlmemory.errors import (
     SqlMemoryError,
     StorageError,
 )
+from sqlmemory.formats import DroppedContentWarning
 from sqlmemory.policy import (
     Entry,
     FixedWindow,
@@ -90,7 +92,9 @@ __all__ = [
     "AsyncStorage",
     "BlobTooLargeError",
     "Block",
+    "ConversionError",
     "DocumentBlock",
+    "DroppedContentWarning",
     "DuplicateMessageError",
     "Entry",
     "FixedWindow",

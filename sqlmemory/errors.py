@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 __all__ = [
     "BlobTooLargeError",
+    "ConversionError",
     "DuplicateMessageError",
     "InvalidMessageError",
     "InvalidSessionIdError",
@@ -87,6 +88,20 @@ class DuplicateMessageError(SqlMemoryError, ValueError):
         Traceback (most recent call last):
         ...
         sqlmemory.errors.DuplicateMessageError: message id 'm1' is stored with different content
+    """
+
+
+class ConversionError(SqlMemoryError, ValueError):
+    """A provider item that a converter of :mod:`sqlmemory.formats` cannot read.
+
+    The message names the item's index in the list given and the field at fault; nothing
+    is returned, so nothing half-converted can be stored.
+
+    Examples:
+        >>> raise ConversionError("item 2: content[0].type: 'video' is not a content part")
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.ConversionError: item 2: content[0].type: 'video' is not a content part
     """
 
 

@@ -24,7 +24,13 @@ import sqlmemory
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "sqlmemory"
 MAX_COMPLEXITY = 15
-PURE_MODULES = ("sqlmemory.types", "sqlmemory.policy", "sqlmemory.wire", "sqlmemory.errors")
+PURE_MODULES = (
+    "sqlmemory.types",
+    "sqlmemory.policy",
+    "sqlmemory.wire",
+    "sqlmemory.errors",
+    "sqlmemory.formats",
+)
 
 
 def _modules() -> list[str]:
