@@ -1,8 +1,9 @@
 """The chat-history service, driven through httpx on SQLite and PostgreSQL.
 
-Every test runs once per backend. PostgreSQL is found at ``$SQLMEMORY_TEST_POSTGRES_URL``
-or ``127.0.0.1:5432`` (user ``postgres``, database ``test``); when it does not answer its
-tests are skipped, or fail if ``postgresql`` is listed in ``$SQLMEMORY_REQUIRE_BACKENDS``.
+Every test runs once per backend. PostgreSQL is the test suite's database, found as
+docs/contract/backends.md says (``$SQLMEMORY_TEST_POSTGRES_URL``, else ``127.0.0.1:5432``);
+when it does not answer its tests are skipped, or fail if ``postgresql`` is listed in
+``$SQLMEMORY_REQUIRE_BACKENDS``.
 
 The PostgreSQL database is shared with the integration tests, so each test works only on
 sessions under its own random prefix, and deletes them when it ends.
@@ -13,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-import os
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -26,7 +26,6 @@ import pytest
 import sqlalchemy as sa
 from fastapi import FastAPI
 from PIL import Image
-from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from sqlmemory import (
@@ -42,15 +41,13 @@ from sqlmemory import (
 )
 from sqlmemory.migrate import sync_url
 from sqlmemory.wire import messages_to_dicts
+from tests.support.storages import Databases
 
 from .app import URL_ENV, create_app
 
 pytestmark = pytest.mark.anyio
 
 BACKENDS = ("sqlite", "postgresql")
-POSTGRES_URL_ENV = "SQLMEMORY_TEST_POSTGRES_URL"
-LOCAL_POSTGRES_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
-REQUIRE_ENV = "SQLMEMORY_REQUIRE_BACKENDS"
 BLOB_LIMIT = 4096
 """The app's blob limit in these tests: small, so that a 413 needs no 20 MiB upload."""
 
@@ -61,39 +58,15 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _postgres_url() -> str:
-    configured = os.environ.get(POSTGRES_URL_ENV, "").strip() or LOCAL_POSTGRES_URL
-    url = make_url(configured).set(drivername="postgresql+asyncpg")
-    return url.render_as_string(hide_password=False)
-
-
-def _unreachable(url: str) -> str | None:
-    """Why ``url`` does not answer ``SELECT 1`` through its sync driver, or ``None``."""
-    engine = sa.create_engine(
-        sync_url(url), poolclass=NullPool, connect_args={"connect_timeout": 5}
-    )
-    try:
-        with engine.connect() as conn:
-            conn.execute(sa.text("SELECT 1"))
-    except Exception as exc:
-        return f"{type(exc).__name__}: {exc}"
-    finally:
-        engine.dispose()
-    return None
-
-
 @pytest.fixture(scope="session")
-def postgres_url() -> str:
-    """The PostgreSQL URL (asyncpg), after checking that the server answers."""
-    url = _postgres_url()
-    reason = _unreachable(url)
-    if reason is not None:
-        shown = make_url(url).render_as_string(hide_password=True)
-        required = {n.strip().lower() for n in os.environ.get(REQUIRE_ENV, "").split(",")}
-        if "postgresql" in required:
-            pytest.fail(f"{REQUIRE_ENV} requires PostgreSQL, but {shown} failed: {reason}")
-        pytest.skip(f"PostgreSQL at {shown} unavailable: {reason}")
-    return url
+def postgres_url(databases: Databases) -> str:
+    """The suite's PostgreSQL database (tests/conftest.py) through asyncpg.
+
+    Found as the integration tests find it (docs/contract/backends.md): skipped when it
+    does not answer, or failed if ``postgresql`` is in ``$SQLMEMORY_REQUIRE_BACKENDS``; a
+    pytest-xdist worker's own database.
+    """
+    return databases.async_url("postgresql")
 
 
 @pytest.fixture(params=BACKENDS)

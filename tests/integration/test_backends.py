@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from tests.support.backends import (
     MYSQL_MIN_ALLOWED_PACKET,
     REQUIRE_ENV,
     URL_ENV,
+    WORKER_ENV,
     BackendUnavailable,
     ContainerStarter,
     Probe,
@@ -30,6 +33,7 @@ from tests.support.backends import (
     resolve_url,
     sqlmemory_data_tables,
     unavailable,
+    worker_url,
 )
 
 # --- live: every backend answers -----------------------------------------------------
@@ -124,8 +128,17 @@ def fake_container(backend: str, stack: contextlib.ExitStack) -> str:
 
 
 def resolve(
-    backend: str, environ: dict[str, str], probe: Probe, container: ContainerStarter
+    backend: str,
+    environ: dict[str, str],
+    probe: Probe,
+    container: ContainerStarter,
+    created: list[tuple[str, str]] | None = None,
 ) -> str:
+    def create(server_url: str, url: str) -> None:
+        if created is None:
+            raise AssertionError("no database is created outside an xdist worker")
+        created.append((server_url, url))
+
     with contextlib.ExitStack() as stack:
         return resolve_url(
             backend,
@@ -134,6 +147,7 @@ def resolve(
             stack=stack,
             probe=probe,
             container=container,
+            create=create,
         )
 
 
@@ -224,6 +238,43 @@ def test_unreachable_env_url_does_not_fall_back_and_hides_the_password() -> None
     with pytest.raises(BackendUnavailable, match=URL_ENV["postgresql"]) as info:
         resolve("postgresql", environ, probe=refuses, container=fake_container)
     assert "s3cret" not in str(info.value)
+
+
+def test_each_xdist_worker_gets_a_database_of_its_own() -> None:
+    created: list[tuple[str, str]] = []
+    url = resolve("postgresql", {WORKER_ENV: "gw3"}, answers, no_docker, created)
+    assert url == LOCAL_URL["postgresql"] + "_gw3"
+    assert created == [(LOCAL_URL["postgresql"], url)]
+
+    environ = {WORKER_ENV: "gw0", URL_ENV["mysql"]: "mysql://u:pw@h:1/app?charset=utf8mb4"}
+    created.clear()
+    url = resolve("mysql", environ, answers, no_docker, created)
+    assert url == "mysql+pymysql://u:pw@h:1/app_gw0?charset=utf8mb4"
+    assert created == [("mysql+pymysql://u:pw@h:1/app?charset=utf8mb4", url)]
+
+
+def test_a_worker_database_that_cannot_be_made_is_an_unavailable_backend() -> None:
+    def base_only(url: str) -> str | None:
+        return "unknown database" if url.endswith("_gw1") else None
+
+    with pytest.raises(BackendUnavailable, match="worker's database does not answer"):
+        resolve("postgresql", {WORKER_ENV: "gw1"}, base_only, no_docker, [])
+
+
+def test_worker_url_leaves_a_run_without_workers_alone() -> None:
+    assert worker_url(LOCAL_URL["mysql"], {}) == LOCAL_URL["mysql"]
+    assert worker_url(LOCAL_URL["mysql"], {WORKER_ENV: ""}) == LOCAL_URL["mysql"]
+    with pytest.raises(ValueError, match="cannot name a database"):
+        worker_url(LOCAL_URL["mysql"], {WORKER_ENV: "gw0; DROP"})
+
+
+def test_the_run_uses_the_workers_own_database(backend: str, db_url: str) -> None:
+    worker = os.environ.get(WORKER_ENV, "")
+    database = make_url(db_url).database or ""
+    if backend != "sqlite" and worker:
+        assert database.endswith(f"_{worker}")
+    else:
+        assert re.search(r"_gw\d+$", database) is None
 
 
 def test_required_backends_parses_a_comma_list() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -20,6 +21,8 @@ from sqlalchemy.pool import NullPool
 
 BACKENDS = ("sqlite", "postgresql", "mysql")
 REQUIRE_ENV = "SQLMEMORY_REQUIRE_BACKENDS"
+WORKER_ENV = "PYTEST_XDIST_WORKER"
+"""Set by pytest-xdist in each worker (``gw0``, ``gw1``...): each gets databases of its own."""
 URL_ENV = {
     "postgresql": "SQLMEMORY_TEST_POSTGRES_URL",
     "mysql": "SQLMEMORY_TEST_MYSQL_URL",
@@ -55,6 +58,7 @@ class BackendUnavailable(Exception):
 
 Probe = Callable[[str], "str | None"]
 ContainerStarter = Callable[[str, contextlib.ExitStack], str]
+DatabaseCreator = Callable[[str, str], None]
 
 
 def required_backends(environ: Mapping[str, str]) -> frozenset[str]:
@@ -133,6 +137,55 @@ def candidate_url(backend: str, environ: Mapping[str, str], tmp_dir: Path) -> tu
     if from_env:
         return normalize_sync_url(backend, from_env), "env"
     return LOCAL_URL[backend], "local"
+
+
+def worker_url(url: str, environ: Mapping[str, str]) -> str:
+    """``url`` with the database ``<db>_<worker>`` in a pytest-xdist worker, else ``url``.
+
+    Workers run at the same time, and every test drops, creates and empties the
+    ``sqlmemory_*`` tables: each worker needs a database of its own on the server.
+    """
+    worker = environ.get(WORKER_ENV, "").strip()
+    if not worker:
+        return url
+    if not worker.isidentifier():
+        raise ValueError(f"${WORKER_ENV} = {worker!r} cannot name a database")
+    parsed = make_url(url)
+    return parsed.set(database=f"{parsed.database}_{worker}").render_as_string(hide_password=False)
+
+
+def create_database(server_url: str, url: str) -> None:
+    """Create ``url``'s database through ``server_url`` (same server) unless it exists.
+
+    PostgreSQL refuses ``CREATE DATABASE`` while another one copies the template: workers
+    starting together retry for a few seconds.
+    """
+    name = make_url(url).database
+    if name is None or not name.replace("_", "").isalnum():
+        raise ValueError(f"cannot create a database named {name!r}")
+    engine = sa.create_engine(server_url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        for attempt in range(20):
+            try:
+                with engine.connect() as conn:
+                    if engine.dialect.name == "postgresql":
+                        exists = conn.execute(
+                            sa.text("SELECT 1 FROM pg_database WHERE datname = :name"),
+                            {"name": name},
+                        ).first()
+                        if exists is None:
+                            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+                    else:
+                        conn.execute(
+                            sa.text(f"CREATE DATABASE IF NOT EXISTS `{name}` CHARACTER SET utf8mb4")
+                        )
+                return
+            except sa.exc.DBAPIError:
+                if attempt == 19:
+                    raise
+                time.sleep(0.25 * (attempt + 1))
+    finally:
+        engine.dispose()
 
 
 def probe_url(url: str) -> str | None:
@@ -223,11 +276,13 @@ def resolve_url(
     stack: contextlib.ExitStack,
     probe: Probe = probe_url,
     container: ContainerStarter = start_container,
+    create: DatabaseCreator = create_database,
 ) -> str:
     """Return a reachable sync URL for ``backend`` following docs/contract/backends.md.
 
     An explicit ``$SQLMEMORY_TEST_*_URL`` that does not answer is not replaced by a
-    fallback: the caller asked for that server.
+    fallback: the caller asked for that server. In a pytest-xdist worker the URL names the
+    worker's own database on that server (:func:`worker_url`), created if missing.
 
     Raises:
         BackendUnavailable: no candidate answered; the message lists why each failed.
@@ -237,7 +292,7 @@ def resolve_url(
         return url
     reason = probe(url)
     if reason is None:
-        return url
+        return _own_database(url, environ, probe, create)
     if source == "env":
         raise BackendUnavailable(f"${URL_ENV[backend]} ({redact(url)}) does not answer: {reason}")
     reasons = [reason]
@@ -249,7 +304,25 @@ def resolve_url(
     reason = probe(url)
     if reason is not None:
         raise BackendUnavailable(f"testcontainers database does not answer: {reason}")
-    return url
+    return _own_database(url, environ, probe, create)
+
+
+def _own_database(
+    url: str, environ: Mapping[str, str], probe: Probe, create: DatabaseCreator
+) -> str:
+    own = worker_url(url, environ)
+    if own == url:
+        return url
+    try:
+        create(url, own)
+    except Exception as exc:
+        raise BackendUnavailable(
+            f"cannot create the worker's database {redact(own)}: {type(exc).__name__}: {exc}"
+        ) from None
+    reason = probe(own)
+    if reason is not None:
+        raise BackendUnavailable(f"the worker's database does not answer: {reason}")
+    return own
 
 
 def mysql_packet_problem(url: str) -> str | None:

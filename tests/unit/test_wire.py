@@ -74,7 +74,8 @@ def every_kind_of_message() -> list[Message]:
             id="t2",
         ),
         Message(Role.DOCUMENT, [DocumentBlock(b"\x00\xff" * 40, "text/plain", title="")], id="d"),
-        Message.assistant("done"),
+        # Fixed ids: they name the parametrised tests, identical on every xdist worker.
+        Message.assistant("done", id="a2"),
     ]
 
 
