@@ -176,7 +176,7 @@ class InMemoryStorage:
             if len(history) > 1:
                 self._sessions[session_id] = history[:-1]
             else:
-                del self._sessions[session_id]
+                self._drop(session_id)
             return newest
 
     def count(self, session_id: str) -> int:

@@ -28,7 +28,7 @@ TIMEOUT = 120.0
 _PNG_A = image_bytes(3, 2, "image/png", seed=101)
 _PNG_B = image_bytes(2, 3, "image/png", seed=102)
 
-OPS = ("append", "save", "save_empty", "clear", "evict")
+OPS = ("append", "save", "save_empty", "clear", "evict", "pop")
 """The write operations the storms pair up (every write method of the storage)."""
 
 
@@ -63,6 +63,8 @@ def run_op(storage: Any, op: str, sid: str, writer: str, i: int) -> None:
         storage.clear(sid)
     elif op == "evict":
         storage.evict(sid, BATCH + 1)
+    elif op == "pop":
+        storage.pop(sid)
     else:  # pragma: no cover - the suite names only OPS
         raise ValueError(op)
 
