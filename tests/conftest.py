@@ -19,6 +19,10 @@ requests none of them, so it never touches a database):
   the test runs itself, use the ``engine`` fixture.
 
 ``tests/contract/conftest.py`` adds ``subject``: the storage contract on every storage.
+
+Figures the tests count (:data:`tests.reliability.figures.FIGURES`) are printed at the end
+of the run; under pytest-xdist each worker hands its own to the controller, which adds
+them up (the workers' terminal summaries are not shown).
 """
 
 from __future__ import annotations
@@ -26,11 +30,12 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import sqlalchemy as sa
 
+from tests.reliability.figures import FIGURES
 from tests.support.backends import BACKENDS
 from tests.support.storages import STORAGE_KINDS, Databases, SqlStorages, backend_param
 
@@ -48,9 +53,37 @@ MARKERS = {
 }
 
 
+FIGURES_KEY = "sqlmemory_figures"
+"""Where a pytest-xdist worker puts its figures in ``config.workeroutput``."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand the figures its tests counted to the controller."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output[FIGURES_KEY] = dict(FIGURES)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """In the pytest-xdist controller: add a finished worker's figures to the run's."""
+    FIGURES.update(getattr(node, "workeroutput", {}).get(FIGURES_KEY, {}))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if not FIGURES:
+        return
+    from tests.reliability.workers import scale
+
+    terminalreporter.section("sqlmemory reliability figures")
+    terminalreporter.write_line(f"soak scale (SQLMEMORY_SOAK): {scale()}")
+    for name in sorted(FIGURES):
+        terminalreporter.write_line(f"{name}: {FIGURES[name]}")
 
 
 @pytest.fixture(scope="session")
