@@ -6,5 +6,6 @@ The contract is ``docs/providers.md``.
 """
 
 from sqlmemory.formats._common import DroppedContentWarning
+from sqlmemory.formats.openai_responses import from_openai_responses, to_openai_responses
 
-__all__ = ["DroppedContentWarning"]
+__all__ = ["DroppedContentWarning", "from_openai_responses", "to_openai_responses"]
