@@ -136,6 +136,12 @@ def from_openai_responses(items: Iterable[Any]) -> list[Message]:
         ConversionError: an item is malformed (no object, no ``type``, a field of the wrong
             type, a value JSON cannot hold); the message names its index and field.
     """
+    if callable(getattr(items, "model_dump", None)):
+        # A pydantic model iterates over its fields: refuse it before it looks like items.
+        raise ConversionError(
+            "from_openai_responses: items must be a list of items (for a Response, pass "
+            f"response.output), not {type(items).__name__}"
+        )
     reader = _Reader()
     for index, item in enumerate(items_of(items, "from_openai_responses: items")):
         reader.read(plain(item, index), index)

@@ -222,6 +222,8 @@ def test_a_whole_response_output_is_stored_in_one_line() -> None:
             "tools": [],
         }
     )
+    with pytest.raises(ConversionError, match=r"pass response\.output"):
+        from_openai_responses(response)
     storage = InMemoryStorage()
     storage.append("s", *from_openai_responses(response.output))
     assert _dumps(to_openai_responses(storage.load("s"))) == _dumps(API_OUTPUT)
