@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
 
 from sqlmemory.errors import DuplicateMessageError
 from sqlmemory.policy.groups import evict_start
@@ -14,8 +16,22 @@ from sqlmemory.storage.checks import (
     DEFAULT_MAX_BLOB_BYTES,
     check_count,
     check_messages,
+    check_prefix,
     check_session_id,
     same_content,
+)
+from sqlmemory.storage.records import (
+    DEFAULT_PAGE_LIMIT,
+    UNSET,
+    SessionInfo,
+    SessionPage,
+    Unset,
+    check_limit,
+    check_metadata,
+    check_title,
+    cutoff_of,
+    decode_cursor,
+    page_of,
 )
 from sqlmemory.types import Message, utc_now
 
@@ -42,16 +58,32 @@ class InMemoryStorage:
     def __init__(self, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
         self.max_blob_bytes = max_blob_bytes
         self._sessions: dict[str, list[Message]] = {}
+        self._records: dict[str, SessionInfo] = {}
+        """Every existing session's record; its ``message_count`` is filled in on read."""
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"InMemoryStorage(sessions={len(self._sessions)})"
+        return f"InMemoryStorage(sessions={len(self._records)})"
 
     def _stamp(self, message: Message, floor: datetime | None) -> Message:
         if message.recorded_at is not None:
             return message
         now = utc_now()
         return message.with_recorded_at(max(now, floor) if floor is not None else now)
+
+    def _touch(self, session_id: str, **changes: Any) -> None:
+        """Record a write that changed the session (the lock is held): its clock moves."""
+        now = utc_now()
+        record = self._records.get(session_id)
+        if record is None:
+            record = SessionInfo(session_id, now, now, 0)
+        now = max(now, record.updated_at)
+        self._records[session_id] = dataclasses.replace(record, updated_at=now, **changes)
+
+    def _drop(self, session_id: str) -> int:
+        """Delete the session and its record (the lock is held); the messages it held."""
+        self._records.pop(session_id, None)
+        return len(self._sessions.pop(session_id, ()))
 
     def append(self, session_id: str, *messages: Message) -> None:
         """Add ``messages`` at the end of the session, all or none.
@@ -87,6 +119,7 @@ class InMemoryStorage:
                 floor = message.recorded_at if floor is None else max(floor, message.recorded_at)
                 stamped.append(message)
             self._sessions[session_id] = [*history, *stamped]
+            self._touch(session_id)
 
     def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
         """The session's history, oldest first, or its window under ``policy``."""
@@ -100,7 +133,8 @@ class InMemoryStorage:
         check_session_id(session_id)
         batch = check_messages(messages, self.max_blob_bytes)
         with self._lock:
-            stored = {m.id: m for m in self._sessions.get(session_id, ())}
+            history = self._sessions.get(session_id, [])
+            stored = {m.id: m for m in history}
             floor: datetime | None = None
             result = []
             for message in batch:
@@ -111,10 +145,11 @@ class InMemoryStorage:
                 assert message.recorded_at is not None  # noqa: S101
                 floor = message.recorded_at if floor is None else max(floor, message.recorded_at)
                 result.append(message)
-            if result:
+            if not result:
+                self._drop(session_id)
+            elif result != history:
                 self._sessions[session_id] = result
-            else:
-                self._sessions.pop(session_id, None)
+                self._touch(session_id)
 
     def recent(self, session_id: str, n: int) -> list[Message]:
         """At most the newest ``n`` messages, in whole groups, newest last."""
@@ -133,15 +168,16 @@ class InMemoryStorage:
                 remaining = history[cut:]
                 if remaining:
                     self._sessions[session_id] = remaining
+                    self._touch(session_id)
                 else:
-                    del self._sessions[session_id]
+                    self._drop(session_id)
             return cut
 
     def clear(self, session_id: str) -> int:
         """Delete the session; returns the number of messages deleted."""
         check_session_id(session_id)
         with self._lock:
-            return len(self._sessions.pop(session_id, ()))
+            return self._drop(session_id)
 
     def count(self, session_id: str) -> int:
         """The number of messages in the session."""
@@ -155,11 +191,78 @@ class InMemoryStorage:
         Raises:
             TypeError: ``prefix`` is neither ``None`` nor a ``str``.
         """
-        if prefix is not None and not isinstance(prefix, str):
-            raise TypeError("prefix must be a str")
+        check_prefix(prefix)
         with self._lock:
-            ids = list(self._sessions)
+            ids = list(self._records)
         return sorted(i for i in ids if prefix is None or i.startswith(prefix))
+
+    def _info(self, session_id: str) -> SessionInfo | None:
+        record = self._records.get(session_id)
+        if record is None:
+            return None
+        count = len(self._sessions.get(session_id, ()))
+        return dataclasses.replace(record, message_count=count)
+
+    def session_info(self, session_id: str) -> SessionInfo | None:
+        """The session's record, or ``None`` when the session does not exist."""
+        check_session_id(session_id)
+        with self._lock:
+            return self._info(session_id)
+
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | Unset | None = UNSET,
+        metadata: Mapping[str, Any] | Unset | None = UNSET,
+    ) -> None:
+        """Set the session's title and/or metadata, creating its record if needed.
+
+        An argument left out keeps its stored value; ``None`` clears it.
+        """
+        check_session_id(session_id)
+        changes: dict[str, Any] = {}
+        if title is not UNSET:
+            changes["title"] = check_title(title)
+        if metadata is not UNSET:
+            changes["metadata"] = check_metadata(metadata)
+        with self._lock:
+            self._touch(session_id, **changes)
+
+    def list_sessions(
+        self,
+        prefix: str | None = None,
+        *,
+        limit: int = DEFAULT_PAGE_LIMIT,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """A page of session records, the most recently updated first."""
+        check_prefix(prefix)
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor(cursor)
+        with self._lock:
+            infos = [self._info(sid) for sid in self._records]
+        found = sorted(
+            (
+                i
+                for i in infos
+                if i is not None
+                and (prefix is None or i.session_id.startswith(prefix))
+                and (after is None or (i.updated_at, i.session_id) < after)
+            ),
+            key=lambda i: (i.updated_at, i.session_id),
+            reverse=True,
+        )
+        return page_of(found[: limit + 1], limit)
+
+    def prune(self, older_than: datetime | timedelta) -> int:
+        """Delete every session not updated since ``older_than``; the number deleted."""
+        cutoff = cutoff_of(older_than, utc_now())
+        with self._lock:
+            old = [sid for sid, r in self._records.items() if r.updated_at < cutoff]
+            for sid in old:
+                self._drop(sid)
+        return len(old)
 
     def session(self, session_id: str) -> SessionView:
         """A view of one session with the same methods minus the id argument."""

@@ -42,24 +42,39 @@ INSERT_BLOCK = insert(blocks_table)
 INSERT_BLOB = insert(blobs_table)
 
 
+def _later(stored: Any, new: Any) -> Any:
+    """SQL for the later of two times: a session's clocks never go backwards."""
+    return case((stored > new, stored), else_=new)
+
+
 @functools.cache
 def _lock_statements(dialect: str, keep_history: bool) -> tuple[Executable, Executable | None]:
     """The session upsert of ``dialect`` (and, where it cannot RETURN, the read after it).
 
     ``keep_history`` says whether the session's history chain survives (``save``, which
-    sets it itself once it knows the history it leaves) or is cleared (every other write).
+    sets it itself once it knows the history it leaves, and ``update_session``) or is
+    cleared (an append, which also counts its messages on the record and moves its
+    ``updated_at``). A new record starts with ``k`` messages, updated now.
     Built once: constructing SQLAlchemy statements costs more than sending them.
     """
     values: dict[str, Any] = {
         "session_id": bindparam("sid"),
         "next_seq": bindparam("k") + 1,
         "last_recorded_at": bindparam("clock"),
-        "created_at": bindparam("clock"),
+        "created_at": bindparam("now"),
+        "updated_at": bindparam("now"),
+        "message_count": bindparam("k"),
     }
     session = sessions_table.c
     cleared: dict[str, Any] = {}
     if not keep_history:
-        cleared = {"history_digest": None, "history_len": None}
+        # An append: the record counts the new messages and its clock moves.
+        cleared = {
+            "history_digest": None,
+            "history_len": None,
+            "message_count": session.message_count + bindparam("k"),
+            "updated_at": _later(session.updated_at, bindparam("now")),
+        }
     returned = (
         session.next_seq,
         session.last_recorded_at,
@@ -102,6 +117,7 @@ def _lock_session(
     sid: str,
     k: int,
     clock: datetime,
+    now: datetime,
     *,
     keep_history: bool = False,
 ) -> SessionLock:
@@ -109,10 +125,11 @@ def _lock_session(
 
     The upsert takes the row lock in the same statement on every backend, so concurrent
     writers of one session queue here while writers of other sessions never meet. The
-    session's history chain is cleared unless ``keep_history``.
+    session's history chain is cleared unless ``keep_history``. ``clock`` is the latest
+    ``recorded_at`` being stored, ``now`` the wall clock (the record's ``updated_at``).
     """
     upsert, read = _lock_statements(conn.dialect.name, keep_history)
-    params: dict[str, Any] = {"sid": sid, "k": k, "clock": clock}
+    params: dict[str, Any] = {"sid": sid, "k": k, "clock": clock, "now": now}
     result = conn.execute(upsert, params)
     row = (conn.execute(read, params) if read is not None else result).one()
     return SessionLock(int(row[0]) - k, row[1], row[2], row[3])
@@ -133,14 +150,35 @@ def _set_session(
     next_seq: int,
     clock: datetime,
     history: tuple[str, int],
+    now: datetime,
 ) -> None:
-    """Record on the locked session row the seqs used, the clock and the history chain."""
+    """Record on the locked session row the seqs used, the clock and the history chain
+    that a save left, with its message count and ``updated_at``."""
     conn.execute(
         update(sessions_table)
         .where(sessions_table.c.session_id == sid)
         .values(
             next_seq=next_seq,
             last_recorded_at=clock,
+            history_digest=history[0],
+            history_len=history[1],
+            message_count=history[1],
+            updated_at=_later(sessions_table.c.updated_at, now),
+        )
+    )
+
+
+def _record_change(
+    conn: Connection, sid: str, count: Any, now: datetime, history: tuple[str | None, int | None]
+) -> None:
+    """After a write that changed the session's messages: its record's message count
+    (``count``, a number or SQL), ``updated_at`` and history chain."""
+    conn.execute(
+        update(sessions_table)
+        .where(sessions_table.c.session_id == sid)
+        .values(
+            message_count=count,
+            updated_at=_later(sessions_table.c.updated_at, now),
             history_digest=history[0],
             history_len=history[1],
         )
@@ -218,7 +256,7 @@ def _insert_messages(
 def _append(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime) -> None:
     """Take the lock, allocating seqs for ``encoded``, and insert their rows."""
     clock = _clock_after([e.message for e in encoded], now)
-    lock = _lock_session(conn, sid, len(encoded), clock)
+    lock = _lock_session(conn, sid, len(encoded), clock, now)
     _insert_messages(conn, sid, encoded, lock.first_seq, lock.stamp)
 
 
@@ -296,7 +334,7 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
     what the plan says. A history that grew by k messages inserts k messages, and only
     the messages written are encoded.
     """
-    lock = _lock_session(conn, sid, 0, now, keep_history=True)
+    lock = _lock_session(conn, sid, 0, now, now, keep_history=True)
     plan = plan_save(messages, lock, None)
     if plan is None:
         plan = plan_save(messages, lock, _stored_messages(conn, sid))
@@ -316,14 +354,16 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
         first_seq = lock.first_seq
         stamp = max(lock.stamp, _clock_after(written, now))
         _insert_messages(conn, sid, [encode_message(m) for m in written], first_seq, stamp)
-        _set_session(conn, sid, first_seq + len(written), stamp, after)
+        _set_session(conn, sid, first_seq + len(written), stamp, after, now)
+    elif plan.delete_from_seq is not None:
+        _record_change(conn, sid, len(messages), now, after)
     else:
         _remember_history(conn, sid, *after)
     if plan.delete_from_seq is not None:
         _sweep_blobs(conn, sid)
 
 
-def evict(conn: Connection, sid: str, keep: int) -> int:
+def evict(conn: Connection, sid: str, keep: int, now: datetime) -> int:
     """Delete the oldest messages so at most ``keep`` remain, never leaving a tool
     message at the head; returns how many were deleted."""
     if not _lock_existing(conn, sid):
@@ -355,7 +395,8 @@ def evict(conn: Connection, sid: str, keep: int) -> int:
         )
     ).rowcount
     _sweep_blobs(conn, sid)
-    _remember_history(conn, sid, None, None)
+    count = sessions_table.c.message_count - deleted
+    _record_change(conn, sid, count, now, (None, None))
     return int(deleted)
 
 
