@@ -29,7 +29,11 @@ from sqlmemory.errors import (
     SqlMemoryError,
     StorageError,
 )
-from sqlmemory.formats import DroppedContentWarning
+from sqlmemory.formats import (
+    DroppedContentWarning,
+    from_openai_chat,
+    to_openai_chat,
+)
 from sqlmemory.policy import (
     Entry,
     FixedWindow,
@@ -131,7 +135,9 @@ __all__ = [
     "ToolCall",
     "__version__",
     "estimate_tokens",
+    "from_openai_chat",
     "groups",
+    "to_openai_chat",
 ]
 
 

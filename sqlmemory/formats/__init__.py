@@ -6,5 +6,10 @@ The contract is ``docs/providers.md``.
 """
 
 from sqlmemory.formats._common import DroppedContentWarning
+from sqlmemory.formats.openai_chat import from_openai_chat, to_openai_chat
 
-__all__ = ["DroppedContentWarning"]
+__all__ = [
+    "DroppedContentWarning",
+    "from_openai_chat",
+    "to_openai_chat",
+]

@@ -95,6 +95,7 @@ def test_updated_at_is_the_wall_clock_of_the_last_change(storage: Any) -> None:
         lambda: storage.save(SID, history[:-1]),
         lambda: storage.save(SID, [*history, Message.user("more", id="more")]),
         lambda: storage.evict(SID, 3),
+        lambda: storage.pop(SID),
         lambda: storage.update_session(SID, title="renamed"),
         lambda: storage.append(SID, Message.user("again", id="again")),
     ):
@@ -116,6 +117,7 @@ def test_message_count_follows_every_write(storage: Any) -> None:
         lambda: storage.save(SID, history[:2]),
         lambda: storage.save(SID, [*history[:2], *chat(5)]),
         lambda: storage.evict(SID, 4),
+        lambda: storage.pop(SID),
         lambda: storage.append(SID, *chat(3, "x")),
     ]
     for step in steps:
@@ -130,11 +132,14 @@ def clear_by(storage: Any, how: str) -> None:
         storage.save(SID, [])
     elif how == "evict":
         storage.evict(SID, 0)
+    elif how == "pop":
+        while storage.pop(SID) is not None:
+            pass
     else:
         assert storage.prune(FUTURE) >= 1
 
 
-@pytest.mark.parametrize("how", ["clear", "save", "evict", "prune"])
+@pytest.mark.parametrize("how", ["clear", "save", "evict", "pop", "prune"])
 def test_a_cleared_session_loses_its_record(storage: Any, how: str) -> None:
     storage.append(SID, *chat(4))
     storage.update_session(SID, title="going", metadata={"a": 1})
@@ -335,7 +340,7 @@ def test_bad_prune_arguments_are_refused_before_anything_is_deleted(
 
 WRITES = st.lists(
     st.tuples(
-        st.sampled_from(["append", "save", "evict", "clear", "title"]),
+        st.sampled_from(["append", "save", "evict", "pop", "clear", "title"]),
         st.sampled_from(["a", "b"]),
         st.integers(0, 4),
     ),
@@ -359,6 +364,8 @@ def test_records_match_the_sessions_after_any_writes(storage: Any, writes: list[
             storage.save(sid, storage.load(sid)[:n] + chat(n % 2, f"q{step}-"))
         elif kind == "evict":
             storage.evict(sid, n)
+        elif kind == "pop":
+            storage.pop(sid)
         elif kind == "clear":
             storage.clear(sid)
         else:
