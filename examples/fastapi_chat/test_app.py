@@ -1,6 +1,7 @@
-"""The chat-history service, driven through httpx on SQLite and PostgreSQL.
+"""The chat-history service, driven through httpx on SQLite, PostgreSQL and MySQL/MariaDB.
 
-Every test runs once per backend. PostgreSQL is found at ``$SQLMEMORY_TEST_POSTGRES_URL``
+Every test runs once per backend. MySQL/MariaDB is the test suite's database
+(``examples/conftest.py``). PostgreSQL is found at ``$SQLMEMORY_TEST_POSTGRES_URL``
 or ``127.0.0.1:5432`` (user ``postgres``, database ``test``); when it does not answer its
 tests are skipped, or fail if ``postgresql`` is listed in ``$SQLMEMORY_REQUIRE_BACKENDS``.
 
@@ -47,7 +48,7 @@ from .app import URL_ENV, create_app
 
 pytestmark = pytest.mark.anyio
 
-BACKENDS = ("sqlite", "postgresql")
+BACKENDS = ("sqlite", "postgresql", "mysql")
 POSTGRES_URL_ENV = "SQLMEMORY_TEST_POSTGRES_URL"
 LOCAL_POSTGRES_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 REQUIRE_ENV = "SQLMEMORY_REQUIRE_BACKENDS"
@@ -101,6 +102,9 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """An async URL of the backend under test."""
     if request.param == "sqlite":
         return f"sqlite+aiosqlite:///{tmp_path / 'chat.db'}"
+    if request.param == "mysql":
+        # The suite's MySQL/MariaDB database (tests/conftest.py), through aiomysql.
+        return str(request.getfixturevalue("databases").async_url("mysql"))
     return str(request.getfixturevalue("postgres_url"))
 
 
