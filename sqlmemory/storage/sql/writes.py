@@ -126,8 +126,8 @@ def _lock_session(
 
     The upsert takes the row lock in the same statement on every backend, so concurrent
     writers of one session queue here while writers of other sessions never meet. The
-    session's history chain is cleared unless ``keep_history``. ``clock`` is the latest
-    ``recorded_at`` being stored, ``now`` the wall clock (the record's ``updated_at``).
+    session's history chain is cleared unless ``keep_history``. ``clock`` is the store's
+    stamp for the messages, ``now`` the wall clock (the record's ``updated_at``).
     """
     upsert, read = _lock_statements(conn.dialect.name, keep_history)
     params: dict[str, Any] = {"sid": sid, "k": k, "clock": clock, "now": now}
@@ -196,12 +196,6 @@ def _lock_existing(conn: Connection, sid: str) -> bool:
     return found is not None
 
 
-def _clock_after(messages: Sequence[Message], now: datetime) -> datetime:
-    """The session clock after storing ``messages``: ``now``, or a later time they carry."""
-    supplied = [m.recorded_at for m in messages if m.recorded_at is not None]
-    return max([now, *supplied])
-
-
 def _insert_blobs(conn: Connection, sid: str, encoded: Sequence[EncodedMessage]) -> None:
     """Insert the bytes ``encoded`` references that the session does not hold yet."""
     blobs = {b.sha256: b for e in encoded for b in e.blobs}
@@ -255,9 +249,13 @@ def _insert_messages(
 
 
 def _append(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime) -> None:
-    """Take the lock, allocating seqs for ``encoded``, and insert their rows."""
-    clock = _clock_after([e.message for e in encoded], now)
-    lock = _lock_session(conn, sid, len(encoded), clock, now)
+    """Take the lock, allocating seqs for ``encoded``, and insert their rows.
+
+    Only the store's own stamp (``now``) moves the session clock: a caller-supplied
+    ``recorded_at`` (an import, perhaps far in the future) is stored as given and never
+    pins the stamps of later messages.
+    """
+    lock = _lock_session(conn, sid, len(encoded), now, now)
     _insert_messages(conn, sid, encoded, lock.first_seq, lock.stamp)
 
 
@@ -353,7 +351,7 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
     after = (history_digest(messages, len(messages)), len(messages))
     if written:
         first_seq = lock.first_seq
-        stamp = max(lock.stamp, _clock_after(written, now))
+        stamp = max(lock.stamp, now)
         _insert_messages(conn, sid, [encode_message(m) for m in written], first_seq, stamp)
         _set_session(conn, sid, first_seq + len(written), stamp, after, now)
     elif plan.delete_from_seq is not None:
@@ -444,5 +442,11 @@ def _delete_session(conn: Connection, sid: str) -> int:
 
 
 def clear(conn: Connection, sid: str) -> int:
-    """Delete the session, its messages, blocks and blobs; returns messages deleted."""
+    """Delete the session, its messages, blocks and blobs; returns messages deleted.
+
+    The session's lock comes first: deleting rows before it would race a concurrent
+    append (a deadlock, or blobs deleted under the blocks it is inserting).
+    """
+    if not _lock_existing(conn, sid):
+        return 0
     return _delete_session(conn, sid)
