@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmemory.errors import (
     BlobTooLargeError,
+    ConflictError,
     ConversionError,
     DuplicateMessageError,
     InvalidMessageError,
@@ -32,7 +33,9 @@ from sqlmemory.errors import (
 from sqlmemory.formats import (
     DroppedContentWarning,
     from_openai_chat,
+    from_openai_responses,
     to_openai_chat,
+    to_openai_responses,
 )
 from sqlmemory.policy import (
     Entry,
@@ -100,6 +103,7 @@ __all__ = [
     "AsyncStorage",
     "BlobTooLargeError",
     "Block",
+    "ConflictError",
     "ConversionError",
     "DocumentBlock",
     "DroppedContentWarning",
@@ -136,8 +140,10 @@ __all__ = [
     "__version__",
     "estimate_tokens",
     "from_openai_chat",
+    "from_openai_responses",
     "groups",
     "to_openai_chat",
+    "to_openai_responses",
 ]
 
 

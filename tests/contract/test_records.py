@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlmemory import Message, SessionInfo, SessionPage
+from sqlmemory import FixedWindow, Message, SessionInfo, SessionPage
 from tests.support.cases import IMPORTED_AT, chat, tool_history
 from tests.support.storages import Subject
 
@@ -123,6 +123,21 @@ def test_message_count_follows_every_write(storage: Any) -> None:
     for step in steps:
         step()
         assert info(storage).message_count == storage.count(SID)
+
+
+def test_compact_keeps_the_record(storage: Any) -> None:
+    storage.append(SID, *chat(10))
+    before = info(storage)
+    moment = now()
+
+    def summarize(older: list[Message]) -> Message:
+        return Message.user(f"summary of {len(older)}")
+
+    assert storage.compact(SID, summarize, keep=FixedWindow(1)) > 0
+    record = info(storage)
+    assert record.message_count == storage.count(SID) < 10
+    assert moment <= record.updated_at <= now()
+    assert record.created_at == before.created_at
 
 
 def clear_by(storage: Any, how: str) -> None:
