@@ -29,7 +29,7 @@ from sqlmemory.errors import (
     SqlMemoryError,
     StorageError,
 )
-from sqlmemory.formats import DroppedContentWarning
+from sqlmemory.formats import DroppedContentWarning, from_anthropic, to_anthropic
 from sqlmemory.policy import (
     Entry,
     FixedWindow,
@@ -125,7 +125,9 @@ __all__ = [
     "ToolCall",
     "__version__",
     "estimate_tokens",
+    "from_anthropic",
     "groups",
+    "to_anthropic",
 ]
 
 

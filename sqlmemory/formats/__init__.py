@@ -6,5 +6,6 @@ The contract is ``docs/providers.md``.
 """
 
 from sqlmemory.formats._common import DroppedContentWarning
+from sqlmemory.formats.anthropic import from_anthropic, to_anthropic
 
-__all__ = ["DroppedContentWarning"]
+__all__ = ["DroppedContentWarning", "from_anthropic", "to_anthropic"]
