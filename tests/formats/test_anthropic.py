@@ -253,7 +253,7 @@ WRONG_MAGIC = {
     "type": "image",
     "source": {"type": "base64", "media_type": "image/jpeg", "data": PNG_1PX},
 }
-MALFORMED = {
+MALFORMED: dict[str, tuple[list[Any], str]] = {
     "not an object": (["hello"], "item 0: expected a dict"),
     "no role": ([{"content": "hi"}], "item 0: role"),
     "unknown role": ([{"role": "tool", "content": "hi"}], "item 0: role"),
@@ -341,7 +341,8 @@ def test_messages_must_be_a_list() -> None:
 
 
 def test_an_empty_system_is_no_system() -> None:
-    for empty in ("", []):
+    empties: tuple[Any, ...] = ("", [])
+    for empty in empties:
         messages = from_anthropic([{"role": "user", "content": "hi"}], empty)
         assert [m.role for m in messages] == [Role.USER]
         assert to_anthropic(messages) == {"messages": [{"role": "user", "content": "hi"}]}
