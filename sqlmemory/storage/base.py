@@ -53,6 +53,10 @@ class Storage(Protocol):
         """Delete the session and all it owns; the number of messages deleted."""
         ...
 
+    def pop(self, session_id: str) -> Message | None:
+        """Remove and return the newest message; ``None`` when the session is empty."""
+        ...
+
     def count(self, session_id: str) -> int:
         """The number of messages in the session."""
         ...
@@ -106,6 +110,10 @@ class SessionView:
     def clear(self) -> int:
         """Delete the session and all it owns; the number of messages deleted."""
         return self.storage.clear(self.session_id)
+
+    def pop(self) -> Message | None:
+        """Remove and return the newest message; ``None`` when the session is empty."""
+        return self.storage.pop(self.session_id)
 
     def count(self) -> int:
         """The number of messages in the session."""

@@ -55,6 +55,10 @@ class AsyncStorage(Protocol):
         """Delete the session and all it owns; the number of messages deleted."""
         ...
 
+    async def pop(self, session_id: str) -> Message | None:
+        """Remove and return the newest message; ``None`` when the session is empty."""
+        ...
+
     async def count(self, session_id: str) -> int:
         """The number of messages in the session."""
         ...
@@ -108,6 +112,10 @@ class AsyncSessionView:
     async def clear(self) -> int:
         """Delete the session and all it owns; the number of messages deleted."""
         return await self.storage.clear(self.session_id)
+
+    async def pop(self) -> Message | None:
+        """Remove and return the newest message; ``None`` when the session is empty."""
+        return await self.storage.pop(self.session_id)
 
     async def count(self) -> int:
         """The number of messages in the session."""

@@ -143,6 +143,33 @@ class InMemoryStorage:
         with self._lock:
             return len(self._sessions.pop(session_id, ()))
 
+    def pop(self, session_id: str) -> Message | None:
+        """Remove and return the newest message, as stored; ``None`` when there is none.
+
+        Exactly one message goes, whatever its group: popping a tool result leaves its
+        call unanswered, and windows then leave that incomplete group out.
+
+        Examples:
+            >>> from sqlmemory import Message
+            >>> storage = InMemoryStorage()
+            >>> storage.append("chat-1", Message.user("ping"), Message.assistant("pong"))
+            >>> storage.pop("chat-1").text_content(), storage.count("chat-1")
+            ('pong', 1)
+            >>> storage.pop("chat-1").text_content(), storage.pop("chat-1")
+            ('ping', None)
+        """
+        check_session_id(session_id)
+        with self._lock:
+            history = self._sessions.get(session_id)
+            if not history:
+                return None
+            newest = history[-1]
+            if len(history) > 1:
+                self._sessions[session_id] = history[:-1]
+            else:
+                del self._sessions[session_id]
+            return newest
+
     def count(self, session_id: str) -> int:
         """The number of messages in the session."""
         check_session_id(session_id)

@@ -43,6 +43,7 @@ def every_method(storage: Any, session_id: object) -> dict[str, Callable[[], obj
         "recent": lambda: storage.recent(session_id, 3),
         "evict": lambda: storage.evict(session_id, 1),
         "clear": lambda: storage.clear(session_id),
+        "pop": lambda: storage.pop(session_id),
         "count": lambda: storage.count(session_id),
         "session": lambda: storage.session(session_id),
     }
@@ -194,7 +195,10 @@ def test_session_view_binds_every_method_to_one_session(storage: Any) -> None:
     assert ids(view.recent(3)) == ["a3", "t3", "a4"]
     assert view.count() == 9
     assert view.evict(3) == 6
-    view.save([*view.load(), Message.user("saved", id="saved")])
+    view.save([*view.load(), Message.user("saved", id="saved"), Message.user("x", id="x")])
+    newest = storage.load(SID)[-1]
+    assert view.pop() == newest
+    assert ids([newest]) == ["x"]
     assert ids(view.load()) == ["a3", "t3", "a4", "saved"]
     assert view.clear() == 4
     assert view.count() == 0

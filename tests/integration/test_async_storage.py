@@ -143,7 +143,17 @@ def assert_consistent(rows: dict[str, list[tuple[Any, ...]]], loaded: Sequence[M
 
 async def test_every_method_is_a_coroutine(async_storage: AsyncSqlStorage) -> None:
     assert isinstance(async_storage, AsyncStorage)
-    for name in ("append", "load", "save", "recent", "evict", "clear", "count", "sessions"):
+    for name in (
+        "append",
+        "load",
+        "save",
+        "recent",
+        "evict",
+        "clear",
+        "pop",
+        "count",
+        "sessions",
+    ):
         assert inspect.iscoroutinefunction(getattr(async_storage, name)), name
     assert isinstance(async_storage.session(SID), AsyncSessionView)
 

@@ -144,6 +144,16 @@ SCENARIOS = [
     Scenario("evict", with_history, lambda s: s.evict(SID, 2)),
     Scenario("evict-all", with_history, lambda s: s.evict(SID, 0)),
     Scenario("clear", with_history, lambda s: s.clear(SID)),
+    Scenario(  # the newest message holds a blob no other message uses: it is swept
+        "pop",
+        lambda s: s.append(SID, *history(), *new_messages()),
+        lambda s: s.pop(SID),
+    ),
+    Scenario(
+        "pop-the-last",
+        lambda s: s.append(SID, new_messages()[0]),
+        lambda s: s.pop(SID),
+    ),
 ]
 
 ERRORS = {"driver-error": driver_error, "plain-error": plain_error}

@@ -142,3 +142,48 @@ def test_message_constructors_are_typed_so_mypy_catches_a_misspelled_field() -> 
     assert status == 1
     assert 'Unexpected keyword argument "metdata"' in out
     assert out.count("error:") == 1, out
+
+
+FRAMEWORKS = ("langchain_core", "pydantic_ai", "agents")
+"""The top-level packages of the frameworks that only ``sqlmemory.integrations`` imports."""
+
+
+def test_the_core_imports_no_framework() -> None:
+    # Every module but the adapters, and the storages that ``import sqlmemory`` loads lazily.
+    modules = [name for name in _modules() if not name.startswith("sqlmemory.integrations")]
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}: importlib.import_module(name)\n"
+        "import sqlmemory; sqlmemory.SqlStorage, sqlmemory.AsyncSqlStorage\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(FRAMEWORKS)!r}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        name, sep, version = line.partition("==")
+        if sep and not line.startswith("#"):
+            pins[name.strip()] = version.strip()
+    return pins
+
+
+def test_the_extras_lower_bounds_are_the_lowest_tested_versions() -> None:
+    import tomllib  # Python 3.11+: the tests run on the project's own interpreter
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    lowest = _pins(ROOT / "constraints" / "integrations-lowest.txt")
+    latest = _pins(ROOT / "constraints" / "integrations.txt")
+    bounds = {}
+    for extra in ("langchain",):
+        for requirement in extras[extra]:
+            name, _, bound = requirement.partition(">=")
+            bounds[name] = bound.split(",")[0]
+    assert bounds == lowest
+    assert latest.keys() == lowest.keys()

@@ -36,7 +36,7 @@ from sqlmemory.storage.sql.schema import (
 )
 from sqlmemory.types import Block, Message
 
-__all__ = ["DEFAULT_PAGE", "count", "read_all", "read_tail", "session_ids"]
+__all__ = ["DEFAULT_PAGE", "count", "newest", "read_all", "read_tail", "session_ids"]
 
 DEFAULT_PAGE = 64
 """Messages read by the first page of a tail read, for policies that give no hint."""
@@ -175,6 +175,17 @@ def _older_page(
         params = {"sid": sid, "page": page, "before": before["seq"]}
         chunk = conn.execute(older_page, params).mappings().all()
     return list(reversed(chunk))
+
+
+def newest(conn: Connection, sid: str) -> tuple[int, Message, bool] | None:
+    """The newest message with its seq, and whether an older one exists; ``None`` if empty.
+
+    One statement reads the two newest rows; content is read for the newest only.
+    """
+    rows = _older_page(conn, sid, 2, None)
+    if not rows:
+        return None
+    return int(rows[-1]["seq"]), _messages(conn, sid, rows[-1:])[0], len(rows) > 1
 
 
 def _has_blocks(rows: Sequence[RowMapping]) -> bool:

@@ -173,6 +173,20 @@ class SqlStorage(SqlStorageBase[Engine]):
         sid = check_session_id(session_id)
         return self._run("clear", True, writes.clear, sid)
 
+    def pop(self, session_id: str) -> Message | None:
+        """Remove and return the newest message, as stored; ``None`` when there is none.
+
+        Exactly one message goes, whatever its group, in one transaction under the
+        session's lock; popping the last message deletes the session.
+
+        Examples:
+            >>> storage = SqlStorage.from_url("sqlite:///chat.db")  # doctest: +SKIP
+            >>> (await storage.pop("chat-1")).text_content()  # doctest: +SKIP
+            'pong'
+        """
+        sid = check_session_id(session_id)
+        return self._run("pop", True, writes.pop, sid)
+
     def count(self, session_id: str) -> int:
         """The number of messages in the session."""
         sid = check_session_id(session_id)

@@ -180,6 +180,20 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         sid = check_session_id(session_id)
         return await self._run("clear", True, writes.clear, sid)
 
+    async def pop(self, session_id: str) -> Message | None:
+        """Remove and return the newest message, as stored; ``None`` when there is none.
+
+        Exactly one message goes, whatever its group, in one transaction under the
+        session's lock; popping the last message deletes the session.
+
+        Examples:
+            >>> storage = AsyncSqlStorage.from_url("sqlite+aiosqlite:///chat.db")  # doctest: +SKIP
+            >>> (await storage.pop("chat-1")).text_content()  # doctest: +SKIP
+            'pong'
+        """
+        sid = check_session_id(session_id)
+        return await self._run("pop", True, writes.pop, sid)
+
     async def count(self, session_id: str) -> int:
         """The number of messages in the session."""
         sid = check_session_id(session_id)

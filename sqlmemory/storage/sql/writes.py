@@ -28,12 +28,13 @@ from sqlalchemy import (
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from sqlmemory.errors import DuplicateMessageError
+from sqlmemory.storage.sql import reads
 from sqlmemory.storage.sql.codec import EncodedMessage, encode_message, history_digest
 from sqlmemory.storage.sql.save_plan import SessionLock, StoredMessage, plan_save
 from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table, sessions_table
-from sqlmemory.types import Message, Role
+from sqlmemory.types import DocumentBlock, ImageBlock, Message, Role
 
-__all__ = ["append_fresh", "append_idempotent", "clear", "evict", "save"]
+__all__ = ["append_fresh", "append_idempotent", "clear", "evict", "pop", "save"]
 
 # Statements are immutable values; building them once saves their construction and
 # cache-key work on every call.
@@ -357,6 +358,39 @@ def evict(conn: Connection, sid: str, keep: int) -> int:
     _sweep_blobs(conn, sid)
     _remember_history(conn, sid, None, None)
     return int(deleted)
+
+
+def _holds_bytes(message: Message) -> bool:
+    """Whether ``message`` references blob bytes (an image or document given as data)."""
+    return any(
+        isinstance(b, (ImageBlock, DocumentBlock)) and b.data is not None for b in message.content
+    )
+
+
+def pop(conn: Connection, sid: str) -> Message | None:
+    """Delete the newest message under the session's lock and return it; ``None`` if empty.
+
+    Exactly one message goes, whatever its group. Popping the last message deletes the
+    session, as ``evict`` does.
+    """
+    if not _lock_existing(conn, sid):
+        return None
+    found = reads.newest(conn, sid)
+    if found is None:
+        return None
+    seq, message, older = found
+    if not older:
+        _delete_session(conn, sid)
+        return message
+    conn.execute(
+        delete(messages_table).where(
+            messages_table.c.session_id == sid, messages_table.c.seq == seq
+        )
+    )
+    if _holds_bytes(message):
+        _sweep_blobs(conn, sid)
+    _remember_history(conn, sid, None, None)
+    return message
 
 
 def _delete_session(conn: Connection, sid: str) -> int:
