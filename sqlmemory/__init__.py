@@ -29,7 +29,13 @@ from sqlmemory.errors import (
     SqlMemoryError,
     StorageError,
 )
-from sqlmemory.formats import DroppedContentWarning, from_anthropic, to_anthropic
+from sqlmemory.formats import (
+    DroppedContentWarning,
+    from_anthropic,
+    from_openai_chat,
+    to_anthropic,
+    to_openai_chat,
+)
 from sqlmemory.policy import (
     Entry,
     FixedWindow,
@@ -126,8 +132,10 @@ __all__ = [
     "__version__",
     "estimate_tokens",
     "from_anthropic",
+    "from_openai_chat",
     "groups",
     "to_anthropic",
+    "to_openai_chat",
 ]
 
 

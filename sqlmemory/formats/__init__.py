@@ -7,5 +7,12 @@ The contract is ``docs/providers.md``.
 
 from sqlmemory.formats._common import DroppedContentWarning
 from sqlmemory.formats.anthropic import from_anthropic, to_anthropic
+from sqlmemory.formats.openai_chat import from_openai_chat, to_openai_chat
 
-__all__ = ["DroppedContentWarning", "from_anthropic", "to_anthropic"]
+__all__ = [
+    "DroppedContentWarning",
+    "from_anthropic",
+    "from_openai_chat",
+    "to_anthropic",
+    "to_openai_chat",
+]
