@@ -607,32 +607,63 @@ def _stringable(blocks: Sequence[Block]) -> bool:
 
 
 def _write_turns(messages: list[Message]) -> list[dict[str, Any]]:
-    turns: list[dict[str, Any]] = []
-    state = _TurnState()
-    dropped_calls: set[str] = set()
+    writer = _TurnWriter()
     for message in messages:
-        if message.role is Role.TOOL and message.tool_call_id in dropped_calls:
-            warn_dropped(f"the result of the dropped call {message.tool_call_id}", ANTHROPIC)
-            continue
-        joins = _own(message).get(_JOINS, state.joins(message))
-        joins = bool(joins) and state.turn_role == "user" and _turn_role(message) == "user"
+        writer.add(message)
+    return writer.turns
+
+
+class _TurnWriter:
+    """Turns built one message at a time; a tool result must answer the turn before."""
+
+    def __init__(self) -> None:
+        self.turns: list[dict[str, Any]] = []
+        self.state = _TurnState()
+        self.pending: set[str] = set()
+        """The ids of the tool calls of the last assistant turn not answered yet."""
+
+    def add(self, message: Message) -> None:
+        joins = bool(_own(message).get(_JOINS, self.state.joins(message)))
+        joins = joins and self.state.turn_role == "user" and _turn_role(message) == "user"
+        if message.role is Role.TOOL:
+            if not self._answers(message, joins):
+                warn_dropped(
+                    f"the result of {message.tool_call_id}, which answers no tool_use of the "
+                    "assistant turn before it",
+                    ANTHROPIC,
+                )
+                return
+            self.pending.discard(str(message.tool_call_id))
         if joins:
-            _append_to(turns[-1], message)
+            _append_to(self.turns[-1], message)
         else:
-            turn = _new_turn(message, dropped_calls)
+            turn = _new_turn(message)
             if turn is None:
-                continue
-            turns.append(turn)
-        state.place(message, joins)
-    return turns
+                return
+            self._opened(turn)
+        self.state.place(message, joins)
+
+    def _answers(self, message: Message, joins: bool) -> bool:
+        after_assistant = bool(self.turns) and self.turns[-1]["role"] == "assistant"
+        return message.tool_call_id in self.pending and (joins or after_assistant)
+
+    def _opened(self, turn: dict[str, Any]) -> None:
+        after_assistant = bool(self.turns) and self.turns[-1]["role"] == "assistant"
+        if turn["role"] == "assistant":
+            content = turn["content"]
+            blocks = content if isinstance(content, list) else []
+            self.pending = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+        elif turn["role"] != "user" or not after_assistant:
+            self.pending = set()
+        self.turns.append(turn)
 
 
-def _new_turn(message: Message, dropped_calls: set[str]) -> dict[str, Any] | None:
+def _new_turn(message: Message) -> dict[str, Any] | None:
     role = _turn_role(message)
     if message.role is Role.TOOL:
         content: Any = [_tool_result(message)]
     else:
-        blocks = _write_content(message, dropped_calls)
+        blocks = _write_content(message)
         if not blocks:
             return None
         stringable = _stringable(list(message.content)) and not _own(message).get(_LIST)
@@ -649,17 +680,11 @@ def _append_to(turn: dict[str, Any], message: Message) -> None:
     if message.role is Role.TOOL:
         content.append(_tool_result(message))
     else:
-        content.extend(_write_content(message, set()))
+        content.extend(_write_content(message))
 
 
-def _write_content(message: Message, dropped_calls: set[str]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for block in message.content:
-        if _sendable(block, message):
-            out.append(_write_block(block))
-        elif isinstance(block, OpaqueBlock) and block.call_id is not None:
-            dropped_calls.add(block.call_id)
-    return out
+def _write_content(message: Message) -> list[dict[str, Any]]:
+    return [_write_block(block) for block in message.content if _sendable(block, message)]
 
 
 def _sendable(block: Block, message: Message) -> bool:
@@ -749,7 +774,7 @@ def _write_redacted(block: Any, own: Mapping[str, Any]) -> dict[str, Any]:
 def _write_tool_use(block: Any, own: Mapping[str, Any]) -> dict[str, Any]:
     arguments = block.arguments
     if arguments is None:
-        warn_dropped(f"the arguments of tool call {block.id}, which are no JSON object", ANTHROPIC)
+        warn_dropped(f"the arguments of tool call {block.id} (not a JSON object)", ANTHROPIC)
         arguments = {}
     return {"type": "tool_use", "id": block.id, "name": block.name, "input": thaw_json(arguments)}
 

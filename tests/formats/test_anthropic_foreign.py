@@ -22,10 +22,12 @@ from sqlmemory import (
     TextBlock,
     ThinkingBlock,
     ToolCall,
+    from_openai_chat,
     to_anthropic,
 )
 from tests.formats.anthropic_types import request_problems
 from tests.formats.corpus_anthropic import PNG_1PX
+from tests.formats.corpus_openai_chat import REQUESTS as CHAT_REQUESTS
 
 RESPONSES_EXTRAS = {"openai_responses": {"id": "rs_1", "encrypted_content": "gAAAA"}}
 
@@ -208,8 +210,52 @@ def test_what_a_system_prompt_or_a_tool_result_cannot_hold_is_dropped() -> None:
     assert len(dropped) == 2
 
 
+def test_a_result_that_answers_no_call_of_the_turn_before_is_dropped() -> None:
+    call = ToolCall("c1", "f")
+    request, dropped = _convert(
+        [
+            Message.user("q"),
+            Message.assistant(tool_calls=[call]),
+            Message.tool("c1", "first"),
+            Message.tool("c1", "again"),  # answered already
+            Message.assistant("done"),
+            Message.tool("c1", "late"),  # its call is two turns back
+            Message.tool("c9", "unknown"),
+        ]
+    )
+    assert request["messages"][2] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "first"}],
+    }
+    assert len(request["messages"]) == 4 and len(dropped) == 3
+
+
 @pytest.mark.parametrize("messages", [[], [Message.system("only instructions")]])
 def test_no_turns_give_an_empty_message_list(messages: list[Message]) -> None:
     request, _ = _convert(messages)
     assert request["messages"] == []
     assert ("system" in request) == bool(messages)
+
+
+@pytest.mark.parametrize("name", list(CHAT_REQUESTS))
+def test_every_chat_request_becomes_a_request_anthropic_accepts(name: str) -> None:
+    messages = from_openai_chat(CHAT_REQUESTS[name])
+    request, _ = _convert(messages)
+    sent_calls = [
+        block["id"]
+        for turn in request["messages"]
+        if isinstance(turn["content"], list)
+        for block in turn["content"]
+        if block["type"] == "tool_use"
+    ]
+    assert sent_calls == [call.id for m in messages for call in m.tool_calls]
+    for before, after in zip(request["messages"], request["messages"][1:], strict=False):
+        results = [
+            block["tool_use_id"]
+            for block in (after["content"] if isinstance(after["content"], list) else [])
+            if block["type"] == "tool_result"
+        ]
+        if results:  # results come right after the turn that made the calls
+            assert before["role"] == "assistant" and isinstance(before["content"], list)
+            uses = [b["id"] for b in before["content"] if b["type"] == "tool_use"]
+            assert set(results) <= set(uses) and len(set(results)) == len(results)

@@ -129,8 +129,8 @@ RESULT_CONTENT = st.one_of(
 
 
 @st.composite
-def _tool_result(draw: st.DrawFn) -> dict[str, Any]:
-    block = {"type": "tool_result", "tool_use_id": draw(IDS)}
+def _tool_result(draw: st.DrawFn, call_id: str) -> dict[str, Any]:
+    block = {"type": "tool_result", "tool_use_id": call_id}
     content = draw(RESULT_CONTENT)
     if content is not ABSENT:
         block["content"] = content
@@ -147,7 +147,9 @@ SEARCH_TOOL_RESULT = _block("web_search_tool_result", tool_use_id=IDS, content=s
 
 @st.composite
 def _assistant_blocks(draw: st.DrawFn) -> list[dict[str, Any]]:
-    kinds = st.sampled_from(["text", "thinking", "redacted", "tool_use", "server", "result"])
+    kinds = st.sampled_from(
+        ["text", "thinking", "redacted", "tool_use", "tool_use", "tool_use", "server", "result"]
+    )
     blocks: list[dict[str, Any]] = []
     for number, kind in enumerate(draw(st.lists(kinds, min_size=1, max_size=5))):
         if kind == "tool_use":
@@ -170,21 +172,54 @@ def _assistant_blocks(draw: st.DrawFn) -> list[dict[str, Any]]:
     return blocks
 
 
-USER_TURN = st.fixed_dictionaries(
-    {
-        "role": st.just("user"),
-        "content": TEXT | st.lists(USER_BLOCK | _tool_result(), min_size=1, max_size=4),
-    }
-)
-ASSISTANT_TURN = st.fixed_dictionaries(
-    {"role": st.just("assistant"), "content": TEXT | _assistant_blocks()}
-)
-SYSTEM_TURN = st.fixed_dictionaries(
-    {"role": st.just("system"), "content": TEXT | st.lists(TEXT_BLOCK, min_size=1, max_size=2)}
-)
-TURN = st.one_of(USER_TURN, ASSISTANT_TURN, SYSTEM_TURN).flatmap(
-    lambda turn: st.permutations(list(turn.items())).map(dict)
-)
+def _turn(role: str, content: Any) -> st.SearchStrategy[dict[str, Any]]:
+    return st.permutations([("role", role), ("content", content)]).map(dict)
+
+
+@st.composite
+def _user_turn(draw: st.DrawFn, calls: list[str]) -> dict[str, Any]:
+    """A user turn; after an assistant turn that called tools, results for some of them.
+
+    The API takes a result only for a call of the assistant turn right before, once.
+    """
+    answered = (
+        draw(
+            st.permutations(calls).flatmap(
+                lambda ids: st.integers(1, len(ids)).map(lambda n: ids[:n])
+            )
+        )
+        if calls
+        else []
+    )
+    blocks = [draw(_tool_result(call_id)) for call_id in answered]
+    blocks += draw(st.lists(USER_BLOCK, min_size=0 if blocks else 1, max_size=3))
+    if not calls and draw(st.booleans()):
+        return draw(_turn("user", draw(TEXT)))
+    return draw(_turn("user", draw(st.permutations(blocks))))
+
+
+@st.composite
+def _conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
+    turns: list[dict[str, Any]] = []
+    calls: list[str] = []
+    roles = st.sampled_from(["user", "assistant", "user", "assistant", "system"])
+    for drawn in draw(st.lists(roles, max_size=6)):
+        # Calls are mostly answered in the next turn, as the API expects.
+        role = "user" if calls and draw(st.integers(0, 3)) else drawn
+        if role == "user":
+            turns.append(draw(_user_turn(calls)))
+            calls = []
+            continue
+        if role == "assistant":
+            content = draw(st.one_of(TEXT, _assistant_blocks(), _assistant_blocks()))
+            calls = [b["id"] for b in content if isinstance(b, dict) and b["type"] == "tool_use"]
+        else:
+            content = draw(TEXT | st.lists(TEXT_BLOCK, min_size=1, max_size=2))
+            calls = []
+        turns.append(draw(_turn(role, content)))
+    return turns
+
+
 SYSTEM = st.one_of(st.just(ABSENT), TEXT, st.lists(TEXT_BLOCK, min_size=1, max_size=3))
 
 
@@ -194,7 +229,7 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
     system = draw(SYSTEM)
     if system is not ABSENT:
         request["system"] = system
-    request["messages"] = draw(st.lists(TURN, max_size=6))
+    request["messages"] = draw(_conversation())
     return request
 
 
