@@ -23,6 +23,7 @@ __all__ = [
     "MAX_SESSION_ID_LENGTH",
     "check_count",
     "check_messages",
+    "check_policy",
     "check_prefix",
     "check_session_id",
     "content_digest",
@@ -114,6 +115,25 @@ def check_count(value: object, name: str) -> int:
     if value < 0:
         raise ValueError(f"{name} must be >= 0, got {value}")
     return value
+
+
+def check_policy(policy: object) -> None:
+    """Refuse a ``policy`` argument that is neither ``None`` nor a window policy.
+
+    Raises:
+        TypeError: ``policy`` has no ``apply`` method (checked before any I/O).
+
+    Examples:
+        >>> check_policy("x")
+        Traceback (most recent call last):
+        ...
+        TypeError: policy must be a Policy (FixedWindow, TokenWindow, NoOp...) or None, not str
+    """
+    if policy is not None and not callable(getattr(policy, "apply", None)):
+        raise TypeError(
+            "policy must be a Policy (FixedWindow, TokenWindow, NoOp...) or None, "
+            f"not {type(policy).__name__}"
+        )
 
 
 def check_prefix(prefix: object) -> str | None:

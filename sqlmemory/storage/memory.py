@@ -14,6 +14,7 @@ from sqlmemory.storage.checks import (
     DEFAULT_MAX_BLOB_BYTES,
     check_count,
     check_messages,
+    check_policy,
     check_session_id,
     same_content,
 )
@@ -42,16 +43,34 @@ class InMemoryStorage:
     def __init__(self, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
         self.max_blob_bytes = max_blob_bytes
         self._sessions: dict[str, list[Message]] = {}
+        self._clocks: dict[str, datetime] = {}
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"InMemoryStorage(sessions={len(self._sessions)})"
 
-    def _stamp(self, message: Message, floor: datetime | None) -> Message:
-        if message.recorded_at is not None:
-            return message
-        now = utc_now()
-        return message.with_recorded_at(max(now, floor) if floor is not None else now)
+    def _stamp(self, session_id: str, messages: Sequence[Message]) -> list[Message]:
+        """``messages`` with the store's stamp on those without a ``recorded_at``.
+
+        The session clock is the latest stamp the store assigned: it never goes back, and
+        a caller-supplied ``recorded_at`` (an import) neither moves it nor is changed.
+        """
+        floor = self._clocks.get(session_id)
+        stamped = []
+        for message in messages:
+            if message.recorded_at is None:
+                now = utc_now()
+                floor = max(now, floor) if floor is not None else now
+                message = message.with_recorded_at(floor)
+            stamped.append(message)
+        if floor is not None:
+            self._clocks[session_id] = floor
+        return stamped
+
+    def _drop(self, session_id: str) -> list[Message]:
+        """Delete the session and its clock; returns its messages."""
+        self._clocks.pop(session_id, None)
+        return self._sessions.pop(session_id, [])
 
     def append(self, session_id: str, *messages: Message) -> None:
         """Add ``messages`` at the end of the session, all or none.
@@ -79,18 +98,12 @@ class InMemoryStorage:
                     )
             if not fresh:
                 return
-            floor = max((m.recorded_at for m in history if m.recorded_at), default=None)
-            stamped = []
-            for message in fresh:
-                message = self._stamp(message, floor)
-                assert message.recorded_at is not None  # noqa: S101
-                floor = message.recorded_at if floor is None else max(floor, message.recorded_at)
-                stamped.append(message)
-            self._sessions[session_id] = [*history, *stamped]
+            self._sessions[session_id] = [*history, *self._stamp(session_id, fresh)]
 
     def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
         """The session's history, oldest first, or its window under ``policy``."""
         check_session_id(session_id)
+        check_policy(policy)
         with self._lock:
             history = list(self._sessions.get(session_id, ()))
         return policy.apply(history) if policy is not None else history
@@ -101,20 +114,16 @@ class InMemoryStorage:
         batch = check_messages(messages, self.max_blob_bytes)
         with self._lock:
             stored = {m.id: m for m in self._sessions.get(session_id, ())}
-            floor: datetime | None = None
             result = []
             for message in batch:
                 old = stored.get(message.id)
                 if message.recorded_at is None and old is not None and same_content(old, message):
                     message = old
-                message = self._stamp(message, floor)
-                assert message.recorded_at is not None  # noqa: S101
-                floor = message.recorded_at if floor is None else max(floor, message.recorded_at)
                 result.append(message)
             if result:
-                self._sessions[session_id] = result
+                self._sessions[session_id] = self._stamp(session_id, result)
             else:
-                self._sessions.pop(session_id, None)
+                self._drop(session_id)
 
     def recent(self, session_id: str, n: int) -> list[Message]:
         """At most the newest ``n`` messages, in whole groups, newest last."""
@@ -134,14 +143,14 @@ class InMemoryStorage:
                 if remaining:
                     self._sessions[session_id] = remaining
                 else:
-                    del self._sessions[session_id]
+                    self._drop(session_id)
             return cut
 
     def clear(self, session_id: str) -> int:
         """Delete the session; returns the number of messages deleted."""
         check_session_id(session_id)
         with self._lock:
-            return len(self._sessions.pop(session_id, ()))
+            return len(self._drop(session_id))
 
     def pop(self, session_id: str) -> Message | None:
         """Remove and return the newest message, as stored; ``None`` when there is none.
@@ -167,7 +176,7 @@ class InMemoryStorage:
             if len(history) > 1:
                 self._sessions[session_id] = history[:-1]
             else:
-                del self._sessions[session_id]
+                self._drop(session_id)
             return newest
 
     def count(self, session_id: str) -> int:

@@ -262,15 +262,22 @@ def test_caller_supplied_recorded_at_is_kept(storage: Any) -> None:
     assert storage.load("s")[0].recorded_at == when
 
 
-def test_assigned_recorded_at_never_goes_below_an_imported_later_time(storage: Any) -> None:
+def test_an_imported_recorded_at_does_not_move_the_session_clock(storage: Any) -> None:
+    # docs/contract/persistence.md, "Clock": only the store's own stamps move it, so a
+    # far-future import cannot pin every later message in the future.
     future = datetime.now(timezone.utc) + timedelta(days=2)
     past = datetime(2000, 1, 1, tzinfo=timezone.utc)
     storage.append(SID, Message.user("early", id="early"))
     storage.append(SID, Message.user("imported old", id="old", recorded_at=past))
     storage.append(SID, Message.user("imported future", id="future", recorded_at=future))
+    before_after = datetime.now(timezone.utc)
     storage.append(SID, Message.user("after", id="after"))
     early, old, imported, after = storage.load(SID)
     assert old.recorded_at == past
     assert imported.recorded_at == future
     assert after.recorded_at is not None and early.recorded_at is not None
-    assert after.recorded_at >= future >= early.recorded_at
+    assert early.recorded_at <= after.recorded_at < future
+    assert after.recorded_at - before_after < timedelta(minutes=1)
+    storage.save(SID, [*storage.load(SID), Message.user("saved", id="saved")])
+    saved = storage.load(SID)[-1].recorded_at
+    assert saved is not None and after.recorded_at <= saved < future

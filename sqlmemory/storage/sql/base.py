@@ -65,7 +65,14 @@ class SqlStorageBase(Generic[EngineT]):
         max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
         **engine_kwargs: Any,
     ) -> StorageT:
-        """A storage over a new engine for ``url``, owned (and disposed) by the storage."""
+        """A storage over a new engine for ``url``, owned (and disposed) by the storage.
+
+        The engine pings pooled connections before use (``pool_pre_ping=True``) unless
+        ``engine_kwargs`` say otherwise.
+        """
+        # A pooled connection the server dropped (restart, failover, idle timeout) is
+        # found by a ping at checkout and replaced, instead of failing the call.
+        engine_kwargs.setdefault("pool_pre_ping", True)
         try:
             engine = cls._create_engine(url, **engine_kwargs)
         except ModuleNotFoundError as exc:

@@ -2,17 +2,77 @@
 
 from __future__ import annotations
 
+import random
+import time
 from typing import Any
 
 from sqlalchemy import Connection, Engine, event
+from sqlalchemy.exc import DBAPIError, OperationalError
 
-__all__ = ["RETRY_DELAYS", "SQLITE_BUSY_TIMEOUT_MS", "WRITE_OPTION", "configure_engine"]
+from sqlmemory.errors import StorageError, is_transient
 
-RETRY_DELAYS = (0.005, 0.02, 0.05, 0.1, 0.2)
-"""Seconds to wait before each new attempt of a write that hit a deadlock."""
+__all__ = [
+    "MAX_TRANSIENT_RETRIES",
+    "SQLITE_BUSY_TIMEOUT_MS",
+    "WRITE_OPTION",
+    "Retries",
+    "configure_engine",
+]
+
+MAX_TRANSIENT_RETRIES = 10
+"""How many times a transaction the database rolled back (deadlock, serialization
+failure, lock wait timeout) is run again before the caller gets a ``StorageError``."""
+_FIRST_DELAY = 0.01
+_MAX_DELAY = 0.5
 
 WRITE_OPTION = "sqlmemory_write"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+class Retries:
+    """When a failed transaction runs again, and after how long (one per public call).
+
+    - A deadlock, serialization failure or lock wait timeout (the database rolled the
+      whole transaction back) is run again after a jittered, doubling delay, at most
+      :data:`MAX_TRANSIENT_RETRIES` times; then a :class:`~sqlmemory.errors.StorageError`
+      says what happened and what to do.
+    - A read whose connection died (server restart, failover, idle timeout) runs once
+      more, at once, on a fresh connection. A write never does: the caller cannot know
+      whether a commit whose answer was lost happened, and its retry of an append is
+      safe anyway (message ids make it idempotent).
+    - Anything else is raised as it is.
+
+    Examples:
+        >>> retries = Retries("load", write=False)
+        >>> retries.transient
+        0
+    """
+
+    def __init__(self, action: str, *, write: bool) -> None:
+        self.action = action
+        self.write = write
+        self.transient = 0
+        self.reconnected = False
+
+    def delay_after(self, exc: DBAPIError) -> float:
+        """Seconds to wait before the next attempt after ``exc``; raises when none is due."""
+        if is_transient(exc):
+            self.transient += 1
+            if self.transient > MAX_TRANSIENT_RETRIES:
+                raise StorageError(
+                    f"{self.action} failed: the database rolled the transaction back "
+                    f"{self.transient} times in a row (deadlock, serialization failure or "
+                    f"lock wait timeout; last: {exc.orig}). Nothing was written. Retry the "
+                    "call later (a retried append is a no-op for what is stored already); "
+                    "if it keeps happening, fewer concurrent writers per session or a "
+                    "longer lock wait timeout on the server help"
+                ) from exc
+            ceiling: float = min(_MAX_DELAY, _FIRST_DELAY * 2.0 ** (self.transient - 1))
+            return ceiling * random.uniform(0.5, 1.5)  # noqa: S311 - jitter, not secrecy
+        if not self.write and exc.connection_invalidated and not self.reconnected:
+            self.reconnected = True
+            return 0.0
+        raise exc
 
 
 def _sqlite_begin(conn: Connection) -> None:
@@ -26,11 +86,32 @@ def _sqlite_begin(conn: Connection) -> None:
         dbapi.isolation_level = None
         conn.exec_driver_sql("PRAGMA foreign_keys=ON")
         conn.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        if conn.exec_driver_sql("PRAGMA journal_mode").scalar() != "memory":
-            conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+        if conn.exec_driver_sql("PRAGMA journal_mode").scalar() not in ("memory", "wal"):
+            _switch_to_wal(conn)
         info["sqlmemory_ready"] = True
     write = conn.get_execution_options().get(WRITE_OPTION, False)
     conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+def _switch_to_wal(conn: Connection) -> None:
+    """``PRAGMA journal_mode=WAL``, waiting for a busy database like any other statement.
+
+    Switching the journal mode needs the database to itself, and SQLite answers "database
+    is locked" at once, without its busy handler, while another connection writes: so
+    the pragma is tried again until the busy timeout has passed. ``upgrade`` leaves the
+    file in WAL mode, so this runs only on a database migrated another way.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+            return
+        except OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.1)
 
 
 def _sqlite_connect(dbapi_connection: Any, connection_record: Any) -> None:

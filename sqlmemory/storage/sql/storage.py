@@ -13,13 +13,14 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from sqlmemory.errors import is_transient, translate_db_errors
+from sqlmemory.errors import translate_db_errors
 from sqlmemory.policy import Policy, RecentWindow, TailPolicy
 from sqlmemory.storage.base import SessionView
 from sqlmemory.storage.checks import (
     DEFAULT_MAX_BLOB_BYTES,
     check_count,
     check_messages,
+    check_policy,
     check_prefix,
     check_session_id,
 )
@@ -32,7 +33,7 @@ from sqlmemory.storage.sql._io import (
     sync_engine_of,
 )
 from sqlmemory.storage.sql.base import SqlStorageBase
-from sqlmemory.storage.sql.engine import RETRY_DELAYS
+from sqlmemory.storage.sql.engine import Retries
 from sqlmemory.types import Message, utc_now
 
 __all__ = ["SqlStorage"]
@@ -72,38 +73,54 @@ class SqlStorage(SqlStorageBase[Engine]):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def _ensure_schema(self) -> None:
+        """Check the schema once, in a transaction of its own.
+
+        Never inside a write's transaction: there, on MySQL's REPEATABLE READ, the read
+        would fix the snapshot before the session's lock is taken, and the write would
+        then decide on stale rows.
+        """
+        if not self._schema_ok:
+            with self._reader.connect() as conn:
+                run_sync(conn, self._check_schema)
+
     @contextmanager
     def _transaction(self, write: bool) -> Iterator[Connection]:
+        self._ensure_schema()
         with (self._writer if write else self._reader).begin() as conn:
-            if not self._schema_ok:
-                run_sync(conn, self._check_schema)
             yield conn
 
     def _run(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
         with translate_db_errors(action):
-            return self._attempt(write, fn, *args)
+            return self._attempt(action, write, fn, *args)
 
-    def _attempt(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
+    def _attempt(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` in a transaction; a cancelled caller waits until it has ended."""
-        return finish_before_cancel(self._attempt_unshielded(write, fn, *args))
+        return finish_before_cancel(self._attempt_unshielded(action, write, fn, *args))
 
-    def _attempt_unshielded(self, write: bool, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn`` in a transaction, again after a deadlock (it rolled back whole)."""
-        for delay in (*RETRY_DELAYS, None):
+    def _attempt_unshielded(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` in a transaction, again when :class:`Retries` says so (it rolled
+        back whole: a deadlock, or a read's dead connection)."""
+        retries = Retries(action, write=write)
+        while True:
             try:
                 with self._transaction(write) as conn:
                     return run_sync(conn, fn, *args)
             except DBAPIError as exc:
-                if delay is None or not is_transient(exc):
-                    raise
+                delay = retries.delay_after(exc)
             sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
 
     def _read_tail(self, action: str, sid: str, policy: TailPolicy) -> list[Message]:
         if self._one_statement_reader is not None and self._schema_ok:
+            found = None
             with translate_db_errors(action):
-                with self._one_statement_reader.connect() as conn:
-                    found = run_sync(conn, reads.read_tail, sid, policy, one_statement=True)
+                try:
+                    with self._one_statement_reader.connect() as conn:
+                        found = run_sync(conn, reads.read_tail, sid, policy, one_statement=True)
+                except DBAPIError as exc:
+                    if not exc.connection_invalidated:
+                        raise
+                    # A dead connection: the read below runs on a fresh one.
             if found is not None:
                 return found
         found = self._run(action, False, reads.read_tail, sid, policy)
@@ -129,10 +146,10 @@ class SqlStorage(SqlStorageBase[Engine]):
         now = utc_now()
         with translate_db_errors("append"):
             try:
-                self._attempt(True, writes.append_fresh, sid, encoded, now)
+                self._attempt("append", True, writes.append_fresh, sid, encoded, now)
             except IntegrityError:
                 # An id is stored already: a retry, or a conflict. Decide it under the lock.
-                self._attempt(True, writes.append_idempotent, sid, encoded, now)
+                self._attempt("append", True, writes.append_idempotent, sid, encoded, now)
 
     def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
         """The session's history oldest first (``[]`` if unknown), or ``policy``'s window.
@@ -141,6 +158,7 @@ class SqlStorage(SqlStorageBase[Engine]):
         read only the newest messages they need; other policies get the whole history.
         """
         sid = check_session_id(session_id)
+        check_policy(policy)
         tail = self._tail_policy(policy)
         if tail is not None:
             return self._read_tail("load", sid, tail)

@@ -158,12 +158,6 @@ def _lock_existing(conn: Connection, sid: str) -> bool:
     return found is not None
 
 
-def _clock_after(messages: Sequence[Message], now: datetime) -> datetime:
-    """The session clock after storing ``messages``: ``now``, or a later time they carry."""
-    supplied = [m.recorded_at for m in messages if m.recorded_at is not None]
-    return max([now, *supplied])
-
-
 def _insert_blobs(conn: Connection, sid: str, encoded: Sequence[EncodedMessage]) -> None:
     """Insert the bytes ``encoded`` references that the session does not hold yet."""
     blobs = {b.sha256: b for e in encoded for b in e.blobs}
@@ -217,9 +211,13 @@ def _insert_messages(
 
 
 def _append(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime) -> None:
-    """Take the lock, allocating seqs for ``encoded``, and insert their rows."""
-    clock = _clock_after([e.message for e in encoded], now)
-    lock = _lock_session(conn, sid, len(encoded), clock)
+    """Take the lock, allocating seqs for ``encoded``, and insert their rows.
+
+    Only the store's own stamp (``now``) moves the session clock: a caller-supplied
+    ``recorded_at`` (an import, perhaps far in the future) is stored as given and never
+    pins the stamps of later messages.
+    """
+    lock = _lock_session(conn, sid, len(encoded), now)
     _insert_messages(conn, sid, encoded, lock.first_seq, lock.stamp)
 
 
@@ -315,7 +313,7 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
     after = (history_digest(messages, len(messages)), len(messages))
     if written:
         first_seq = lock.first_seq
-        stamp = max(lock.stamp, _clock_after(written, now))
+        stamp = max(lock.stamp, now)
         _insert_messages(conn, sid, [encode_message(m) for m in written], first_seq, stamp)
         _set_session(conn, sid, first_seq + len(written), stamp, after)
     else:
@@ -403,5 +401,11 @@ def _delete_session(conn: Connection, sid: str) -> int:
 
 
 def clear(conn: Connection, sid: str) -> int:
-    """Delete the session, its messages, blocks and blobs; returns messages deleted."""
+    """Delete the session, its messages, blocks and blobs; returns messages deleted.
+
+    The session's lock comes first: deleting rows before it would race a concurrent
+    append (a deadlock, or blobs deleted under the blocks it is inserting).
+    """
+    if not _lock_existing(conn, sid):
+        return 0
     return _delete_session(conn, sid)
