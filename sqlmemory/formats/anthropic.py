@@ -521,7 +521,8 @@ def to_anthropic(messages: Iterable[Message]) -> dict[str, Any]:
     else a list of text blocks); ``"system"`` is left out when there is none. Tool
     messages that follow one another, and the user text after them, form one user turn.
     What Anthropic cannot carry (thinking signed by another provider or unsigned, another
-    format's opaque items, non-text system content) is dropped with a
+    format's opaque items, non-text system content, a tool result that answers no call of
+    the assistant turn right before it) is dropped with a
     :class:`~sqlmemory.formats.DroppedContentWarning`.
 
     Examples:
