@@ -33,8 +33,10 @@ from sqlmemory.formats import (
     DroppedContentWarning,
     from_anthropic,
     from_openai_chat,
+    from_openai_responses,
     to_anthropic,
     to_openai_chat,
+    to_openai_responses,
 )
 from sqlmemory.policy import (
     Entry,
@@ -133,9 +135,11 @@ __all__ = [
     "estimate_tokens",
     "from_anthropic",
     "from_openai_chat",
+    "from_openai_responses",
     "groups",
     "to_anthropic",
     "to_openai_chat",
+    "to_openai_responses",
 ]
 
 
