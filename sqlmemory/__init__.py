@@ -32,8 +32,10 @@ from sqlmemory.errors import (
 )
 from sqlmemory.formats import (
     DroppedContentWarning,
+    from_anthropic,
     from_openai_chat,
     from_openai_responses,
+    to_anthropic,
     to_openai_chat,
     to_openai_responses,
 )
@@ -139,9 +141,11 @@ __all__ = [
     "ToolCall",
     "__version__",
     "estimate_tokens",
+    "from_anthropic",
     "from_openai_chat",
     "from_openai_responses",
     "groups",
+    "to_anthropic",
     "to_openai_chat",
     "to_openai_responses",
 ]
