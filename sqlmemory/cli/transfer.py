@@ -80,6 +80,8 @@ def parse_line(text: str, source: str, number: int) -> Record:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise CliError(f"{where}: JSON nested too deep") from None
     if not isinstance(document, dict) or set(document) != {"session_id", "message"}:
         raise CliError(f'{where}: expected {{"session_id": ..., "message": ...}}')
     try:
