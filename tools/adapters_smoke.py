@@ -1,0 +1,125 @@
+"""One framework adapter, end to end and offline: run inside a clean virtualenv.
+
+``tools/check_adapters.py`` installs the wheel with one adapter's extra, at the lowest or
+the latest framework version supported, and runs this file there, from a directory
+outside the checkout, with the extra's name::
+
+    python adapters_smoke.py langchain       # pip install 'sqlmemory[langchain]'
+    python adapters_smoke.py pydantic-ai     # pip install 'sqlmemory[pydantic-ai]'
+
+Each runs the framework's own offline model twice over a conversation kept in SQLite
+(a file in the current directory), the second turn reading the first one back, and checks
+what the model was sent and what was stored. It uses only sqlmemory, the framework and
+the standard library: nothing else is installed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from sqlmemory import FixedWindow, SqlStorage, migrate
+
+URL = f"sqlite:///{Path('adapters-smoke.db').resolve()}"
+
+
+def langchain() -> None:
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+
+    from sqlmemory.integrations.langchain import SqlMemoryChatHistory
+
+    seen: list[Any] = []
+
+    def record(value: Any) -> Any:
+        seen.append(value.to_messages())
+        return value
+
+    prompt = ChatPromptTemplate.from_messages(
+        [MessagesPlaceholder("history"), ("human", "{question}")]
+    )
+    model = FakeMessagesListChatModel(responses=[AIMessage("Paris."), AIMessage("2.1 million.")])
+    with SqlStorage.from_url(URL) as storage:
+        chain = RunnableWithMessageHistory(
+            prompt | RunnableLambda(record) | model,
+            lambda sid: SqlMemoryChatHistory(sid, storage),
+            input_messages_key="question",
+            history_messages_key="history",
+        )
+        config: Any = {"configurable": {"session_id": "smoke-lc"}}
+        chain.invoke({"question": "Capital of France?"}, config=config)
+        chain.invoke({"question": "Population?"}, config=config)
+        assert [m.content for m in seen[1]] == ["Capital of France?", "Paris.", "Population?"]
+        history = SqlMemoryChatHistory("smoke-lc", storage, policy=FixedWindow(2))
+        history.add_messages(
+            [
+                AIMessage("", tool_calls=[{"name": "f", "args": {"a": 1}, "id": "c1"}]),
+                ToolMessage("1", tool_call_id="c1", status="error"),
+            ]
+        )
+        window = history.messages
+        assert [type(m) for m in window] == [AIMessage, AIMessage, ToolMessage], window
+        assert isinstance(window[2], ToolMessage) and window[2].status == "error"
+        assert HumanMessage("x") not in window
+
+
+def pydantic_ai() -> None:
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import (
+        ModelMessagesTypeAdapter,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+    )
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+    from sqlmemory.integrations.pydantic_ai import from_pydantic_ai, to_pydantic_ai
+
+    seen: list[Any] = []
+
+    def reply(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        seen.append(messages)
+        last = messages[-1].parts[-1]
+        if isinstance(last, ToolReturnPart):
+            return ModelResponse(parts=[TextPart(f"It is {last.content}.")])
+        call_id = f"call-{len(seen)}"
+        return ModelResponse(parts=[ToolCallPart("multiply", {"a": 6, "b": 7}, call_id)])
+
+    agent = Agent(FunctionModel(reply), system_prompt="Use the tool.")
+
+    @agent.tool_plain
+    def multiply(a: int, b: int) -> int:
+        return a * b
+
+    with SqlStorage.from_url(URL) as storage:
+        for question in ("6 x 7?", "Again?"):
+            history = to_pydantic_ai(storage.load("smoke-pa"))
+            result = agent.run_sync(question, message_history=history)
+            assert result.output == "It is 42.", result.output
+            storage.append("smoke-pa", *from_pydantic_ai(result.new_messages()))
+        dump = ModelMessagesTypeAdapter.dump_json
+        assert dump(to_pydantic_ai(storage.load("smoke-pa"))) == dump(result.all_messages())
+        # The second run's first model call was sent the first run's tool result.
+        assert any(isinstance(p, ToolReturnPart) for m in seen[2] for p in m.parts), seen[2]
+
+
+SMOKES = {"langchain": langchain, "pydantic-ai": pydantic_ai}
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1 or argv[0] not in SMOKES:
+        print(f"usage: adapters_smoke.py {{{','.join(SMOKES)}}}", file=sys.stderr)
+        return 2
+    migrate.upgrade(URL)
+    SMOKES[argv[0]]()
+    print(f"{argv[0]}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
