@@ -32,7 +32,9 @@ from sqlmemory.errors import (
 from sqlmemory.formats import (
     DroppedContentWarning,
     from_openai_chat,
+    from_openai_responses,
     to_openai_chat,
+    to_openai_responses,
 )
 from sqlmemory.policy import (
     Entry,
@@ -130,8 +132,10 @@ __all__ = [
     "__version__",
     "estimate_tokens",
     "from_openai_chat",
+    "from_openai_responses",
     "groups",
     "to_openai_chat",
+    "to_openai_responses",
 ]
 
 

@@ -7,9 +7,12 @@ The contract is ``docs/providers.md``.
 
 from sqlmemory.formats._common import DroppedContentWarning
 from sqlmemory.formats.openai_chat import from_openai_chat, to_openai_chat
+from sqlmemory.formats.openai_responses import from_openai_responses, to_openai_responses
 
 __all__ = [
     "DroppedContentWarning",
     "from_openai_chat",
+    "from_openai_responses",
     "to_openai_chat",
+    "to_openai_responses",
 ]

@@ -66,8 +66,9 @@ def plain(item: Any, index: int) -> Any:
     """The provider's item as plain JSON values: a ``Mapping`` as is, an SDK object dumped.
 
     SDK objects (pydantic models of ``openai`` and ``anthropic``) are dumped with
-    ``model_dump(mode="json", exclude_unset=True)``: the fields the provider sent, nulls
-    included, and no defaults the SDK filled in.
+    ``model_dump(mode="json", exclude_unset=True, by_alias=True)``: the fields the
+    provider sent, nulls included, under the provider's names (``async``, not the SDK's
+    ``async_``), and no defaults the SDK filled in.
 
     Raises:
         ConversionError: ``item`` is neither a mapping nor has ``model_dump()``.
@@ -77,7 +78,7 @@ def plain(item: Any, index: int) -> Any:
     dump = getattr(item, "model_dump", None)
     if callable(dump):
         try:
-            return dump(mode="json", exclude_unset=True)
+            return dump(mode="json", exclude_unset=True, by_alias=True)
         except TypeError:  # a model_dump() that takes no such arguments
             return dump()
     raise ConversionError(
