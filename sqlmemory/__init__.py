@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlmemory.errors import (
     BlobTooLargeError,
+    ConflictError,
     ConversionError,
     DuplicateMessageError,
     InvalidMessageError,
@@ -98,6 +99,7 @@ __all__ = [
     "AsyncStorage",
     "BlobTooLargeError",
     "Block",
+    "ConflictError",
     "ConversionError",
     "DocumentBlock",
     "DroppedContentWarning",

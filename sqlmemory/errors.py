@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 __all__ = [
     "BlobTooLargeError",
+    "ConflictError",
     "ConversionError",
     "DuplicateMessageError",
     "InvalidMessageError",
@@ -125,6 +126,26 @@ class SchemaError(StorageError):
     Examples:
         >>> issubclass(SchemaError, StorageError)
         True
+    """
+
+
+class ConflictError(StorageError):
+    """``compact`` lost a race: the session changed while the summarizer ran.
+
+    Nothing was written; the summary is discarded. Compacting again works on the session
+    as it is now.
+
+    Examples:
+        >>> from sqlmemory import FixedWindow, InMemoryStorage, Message
+        >>> storage = InMemoryStorage()
+        >>> storage.append("s", Message.user("old"), Message.user("new"))
+        >>> def racing_summary(older):
+        ...     storage.append("s", Message.user("meanwhile"))
+        ...     return Message.user("summary")
+        >>> storage.compact("s", racing_summary, keep=FixedWindow(1))
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.ConflictError: session 's' changed while compacting; nothing was written
     """
 
 

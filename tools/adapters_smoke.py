@@ -6,6 +6,7 @@ outside the checkout, with the extra's name::
 
     python adapters_smoke.py langchain       # pip install 'sqlmemory[langchain]'
     python adapters_smoke.py pydantic-ai     # pip install 'sqlmemory[pydantic-ai]'
+    python adapters_smoke.py openai-agents   # pip install 'sqlmemory[openai-agents]'
 
 Each runs the framework's own offline model twice over a conversation kept in SQLite
 (a file in the current directory), the second turn reading the first one back, and checks
@@ -15,6 +16,7 @@ the standard library: nothing else is installed.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -108,7 +110,82 @@ def pydantic_ai() -> None:
         assert any(isinstance(p, ToolReturnPart) for m in seen[2] for p in m.parts), seen[2]
 
 
-SMOKES = {"langchain": langchain, "pydantic-ai": pydantic_ai}
+def openai_agents() -> None:
+    from agents import Agent, Runner, function_tool, set_tracing_disabled
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    from sqlmemory import AsyncSqlStorage
+    from sqlmemory.integrations.openai_agents import SqlMemorySession
+
+    def answer(item_id: str, text: str) -> ResponseOutputMessage:
+        content: list[Any] = [ResponseOutputText(type="output_text", text=text, annotations=[])]
+        return ResponseOutputMessage(
+            id=item_id, type="message", role="assistant", status="completed", content=content
+        )
+
+    def call(item_id: str, call_id: str, b: int) -> ResponseFunctionToolCall:
+        arguments = f'{{"a": 6, "b": {b}}}'
+        return ResponseFunctionToolCall(
+            id=item_id, type="function_call", call_id=call_id, name="multiply", arguments=arguments
+        )
+
+    class Scripted(Model):
+        def __init__(self) -> None:
+            self.turns: list[list[Any]] = [
+                [call("fc_1", "call_1", 7)],
+                [answer("msg_1", "42")],
+                [call("fc_2", "call_2", 8)],
+                [answer("msg_2", "48")],
+            ]
+            self.inputs: list[Any] = []
+
+        async def get_response(
+            self, system_instructions: Any, input: Any, *a: Any, **k: Any
+        ) -> Any:
+            self.inputs.append(list(input))
+            return ModelResponse(output=self.turns.pop(0), usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError("the smoke test does not stream")
+
+    @function_tool
+    def multiply(a: int, b: int) -> int:
+        """Multiply two integers."""
+        return a * b
+
+    set_tracing_disabled(True)  # offline: no trace export
+
+    async def two_turns() -> None:
+        model = Scripted()
+        agent = Agent(name="calculator", model=model, tools=[multiply])
+        url = URL.replace("sqlite://", "sqlite+aiosqlite://")
+        async with AsyncSqlStorage.from_url(url) as storage:
+            session = SqlMemorySession("smoke-oa", storage)
+            first = await Runner.run(agent, "6 x 7?", session=session)
+            second = await Runner.run(agent, "6 x 8?", session=session)
+            assert (first.final_output, second.final_output) == ("42", "48")
+            items = await session.get_items()
+            assert model.inputs[2] == [*items[:4], {"content": "6 x 8?", "role": "user"}]
+            assert [i.get("type") for i in items[:4]] == [
+                None,
+                "function_call",
+                "function_call_output",
+                "message",
+            ]
+            assert await session.get_items(limit=2) == items[-2:]
+            assert await session.pop_item() == items[-1]
+
+    asyncio.run(two_turns())
+
+
+SMOKES = {"langchain": langchain, "pydantic-ai": pydantic_ai, "openai-agents": openai_agents}
 
 
 def main(argv: list[str]) -> int:

@@ -33,6 +33,7 @@ NAMES = {
     "AsyncSessionView": "SessionView",
     "AsyncStorage": "Storage",
     "AsyncShortTermMemory": "ShortTermMemory",
+    "AsyncSummarizer": "Summarizer",
     "AsyncEngine": "Engine",
     "AsyncConnection": "Connection",
     "base_async": "base",

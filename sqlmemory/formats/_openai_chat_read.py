@@ -129,9 +129,11 @@ class Reader:
             raise ConversionError(f"{where(index, 'content')}: missing")
         blocks, parts = self._content(item["content"], role, index)
         if not any(not isinstance(b, TextBlock) or b.text for b in blocks):
-            raise ConversionError(
-                f"{where(index, 'content')}: empty (a {role} message says something)"
+            # Chat takes it; the model holds no empty message: kept whole, for Chat only.
+            whole = OpaqueBlock(
+                CHAT, checked_json(item, index, "message"), extras=_own({"field": "message"})
             )
+            return Message(_ROLES[role], [whole])
         extras = self._message_layout(item, {"role", "content"}, parts, index)
         return Message(_ROLES[role], blocks, extras=_own(extras))
 

@@ -138,6 +138,15 @@ class Writer:
 
     def message(self, message: Message, index: int) -> dict[str, Any] | None:
         """The param of ``message``, or ``None`` when nothing of it can be sent."""
+        if len(message.content) == 1:
+            whole = message.content[0]
+            if (
+                isinstance(whole, OpaqueBlock)
+                and whole.provider == CHAT
+                and format_extras(whole.extras, CHAT).get("field") == "message"
+            ):
+                param: dict[str, Any] = thaw_json(whole.payload)
+                return param
         if message.role is Role.ASSISTANT:
             return self._assistant(message, index)
         if message.role is Role.TOOL:

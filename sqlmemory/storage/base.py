@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 
 from sqlmemory.policy import Policy
 from sqlmemory.storage.checks import check_session_id
+from sqlmemory.storage.compaction import DEFAULT_KEEP, Summarizer
 from sqlmemory.types import Message
 
 __all__ = ["SessionView", "Storage"]
@@ -55,6 +56,13 @@ class Storage(Protocol):
 
     def pop(self, session_id: str) -> Message | None:
         """Remove and return the newest message; ``None`` when the session is empty."""
+        ...
+
+    def compact(
+        self, session_id: str, summarize: Summarizer, *, keep: Policy = DEFAULT_KEEP
+    ) -> int:
+        """Replace the messages older than ``keep``'s window with ``summarize(older)``,
+        unless the session changed meanwhile; the number of messages replaced."""
         ...
 
     def count(self, session_id: str) -> int:
@@ -114,6 +122,11 @@ class SessionView:
     def pop(self) -> Message | None:
         """Remove and return the newest message; ``None`` when the session is empty."""
         return self.storage.pop(self.session_id)
+
+    def compact(self, summarize: Summarizer, *, keep: Policy = DEFAULT_KEEP) -> int:
+        """Replace the messages older than ``keep``'s window with ``summarize(older)``,
+        unless the session changed meanwhile; the number of messages replaced."""
+        return self.storage.compact(self.session_id, summarize, keep=keep)
 
     def count(self) -> int:
         """The number of messages in the session."""

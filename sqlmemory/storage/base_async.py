@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from sqlmemory.policy import Policy
 from sqlmemory.storage.checks import check_session_id
+from sqlmemory.storage.compaction import DEFAULT_KEEP, AsyncSummarizer
 from sqlmemory.types import Message
 
 __all__ = ["AsyncSessionView", "AsyncStorage"]
@@ -57,6 +58,13 @@ class AsyncStorage(Protocol):
 
     async def pop(self, session_id: str) -> Message | None:
         """Remove and return the newest message; ``None`` when the session is empty."""
+        ...
+
+    async def compact(
+        self, session_id: str, summarize: AsyncSummarizer, *, keep: Policy = DEFAULT_KEEP
+    ) -> int:
+        """Replace the messages older than ``keep``'s window with ``summarize(older)``,
+        unless the session changed meanwhile; the number of messages replaced."""
         ...
 
     async def count(self, session_id: str) -> int:
@@ -116,6 +124,11 @@ class AsyncSessionView:
     async def pop(self) -> Message | None:
         """Remove and return the newest message; ``None`` when the session is empty."""
         return await self.storage.pop(self.session_id)
+
+    async def compact(self, summarize: AsyncSummarizer, *, keep: Policy = DEFAULT_KEEP) -> int:
+        """Replace the messages older than ``keep``'s window with ``summarize(older)``,
+        unless the session changed meanwhile; the number of messages replaced."""
+        return await self.storage.compact(self.session_id, summarize, keep=keep)
 
     async def count(self) -> int:
         """The number of messages in the session."""

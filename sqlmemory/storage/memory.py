@@ -6,7 +6,7 @@ import threading
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlmemory.errors import DuplicateMessageError
+from sqlmemory.errors import ConflictError, DuplicateMessageError
 from sqlmemory.policy.groups import evict_start
 from sqlmemory.policy.windows import Policy, RecentWindow
 from sqlmemory.storage.base import SessionView
@@ -17,6 +17,14 @@ from sqlmemory.storage.checks import (
     check_policy,
     check_session_id,
     same_content,
+)
+from sqlmemory.storage.compaction import (
+    DEFAULT_KEEP,
+    Summarizer,
+    call_summarizer,
+    check_compaction,
+    plan_compaction,
+    summary_messages,
 )
 from sqlmemory.types import Message, utc_now
 
@@ -178,6 +186,64 @@ class InMemoryStorage:
             else:
                 self._drop(session_id)
             return newest
+
+    def compact(
+        self,
+        session_id: str,
+        summarize: Summarizer,
+        *,
+        keep: Policy = DEFAULT_KEEP,
+    ) -> int:
+        """Replace the messages older than ``keep``'s window with ``summarize(older)``.
+
+        The summarizer runs without the storage's lock; the replacement happens only if
+        the session did not change meanwhile. See ``docs/compaction.md``.
+
+        Examples:
+            >>> from sqlmemory import FixedWindow, Message
+            >>> storage = InMemoryStorage()
+            >>> storage.append("chat-1", *(Message.user(f"note {i}") for i in range(5)))
+            >>> def summarize(older):
+            ...     return Message.user("Earlier: " + ", ".join(m.text_content() for m in older))
+            >>> storage.compact("chat-1", summarize, keep=FixedWindow(2))
+            3
+            >>> [m.text_content() for m in storage.load("chat-1")]
+            ['Earlier: note 0, note 1, note 2', 'note 3', 'note 4']
+
+        Returns:
+            The number of messages replaced (0: nothing older than the window, and the
+            summarizer was not called).
+
+        Raises:
+            TypeError: ``summarize`` is not callable, returns an awaitable or something
+                other than messages; ``keep`` is not a policy.
+            ValueError: the summary holds no message, or more than it replaces.
+            DuplicateMessageError: a summary message has the id of a kept message.
+            ConflictError: the session changed while ``summarize`` ran; nothing written.
+        """
+        check_session_id(session_id)
+        check_compaction(summarize, keep)
+        with self._lock:
+            history = list(self._sessions.get(session_id, ()))
+        plan = plan_compaction(history, keep)
+        if not plan.replaced:
+            return 0
+        older = history[plan.head : plan.cut]
+        kept = [*history[: plan.head], *history[plan.cut :]]
+        summaries = summary_messages(call_summarizer(summarize, list(older)), older, kept)
+        summaries = check_messages(summaries, self.max_blob_bytes)
+        with self._lock:
+            now = self._sessions.get(session_id, [])
+            if now != history:  # the same test as SQL's: ids, content and times
+                raise ConflictError(
+                    f"session {session_id!r} changed while compacting; nothing was written"
+                )
+            self._sessions[session_id] = [
+                *history[: plan.head],
+                *summaries,
+                *history[plan.cut :],
+            ]
+        return len(older)
 
     def count(self, session_id: str) -> int:
         """The number of messages in the session."""

@@ -4,7 +4,7 @@ Data, not tests (docs/providers.md, OpenAI Chat Completions). Each entry is a wh
 ``messages`` list as a client sends it, or a reply as the API returns it:
 
 - ``REQUESTS``: request histories the SDK's ``ChatCompletionMessageParam`` TypedDicts
-  accept strictly (no key they do not define);
+  accept strictly (no key they do not define), every tool call answered right after it;
 - ``REPLIES``: ``choices[0].message`` objects of real responses, as JSON; the SDK's
   ``ChatCompletionMessage`` reads them, and a client replays them as they are;
 - ``WITH_UNKNOWN_KEYS``: requests carrying keys the SDK does not define (a proxy's trace
@@ -176,7 +176,13 @@ REQUESTS: dict[str, Items] = {
         },
         {"role": "function", "name": "get_current_weather", "content": '{"temperature": "22"}'},
         {"role": "assistant", "content": "It is 22 degrees in Boston."},
-        {"role": "function", "name": "late_result", "content": None},
+        {"role": "user", "content": "Is it raining?"},
+        {
+            "role": "assistant",
+            "content": None,
+            "function_call": {"name": "get_rain", "arguments": ""},
+        },
+        {"role": "function", "name": "get_rain", "content": None},
     ],
     "custom-tool-call": [
         {"role": "user", "content": "Use the code_exec tool to print hello world."},
@@ -229,6 +235,13 @@ REQUESTS: dict[str, Items] = {
                 {"file": {"file_id": "file-1", "filename": "a.pdf"}, "type": "file"},
             ],
         },
+    ],
+    "empty-messages": [
+        {"role": "system", "content": ""},
+        {"role": "user", "content": "Hi", "name": "ada"},
+        {"role": "user", "content": ""},
+        {"role": "developer", "content": [], "name": "rules"},
+        {"role": "assistant", "content": "Yes?"},
     ],
     "prompt-cache-breakpoints": [
         {

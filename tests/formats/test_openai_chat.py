@@ -195,6 +195,20 @@ def test_what_each_message_key_becomes() -> None:
     ]
 
 
+def test_a_message_with_nothing_the_model_holds_is_kept_whole_for_chat_only() -> None:
+    system, _, user, developer, _ = _by_name("empty-messages")
+    assert system.content == (
+        OpaqueBlock(
+            "openai_chat",
+            {"role": "system", "content": ""},
+            extras={"openai_chat": {"field": "message"}},
+        ),
+    )
+    assert (user.role, developer.role) == (Role.USER, Role.DEVELOPER)
+    assert isinstance(developer.content[0], OpaqueBlock)
+    assert developer.content[0].payload == {"role": "developer", "content": [], "name": "rules"}
+
+
 def test_argument_text_is_kept_byte_for_byte_even_when_not_json() -> None:
     _, assistant, *results = _by_name("argument-text-byte-exact")
     sent = [
@@ -214,12 +228,16 @@ def test_argument_text_is_kept_byte_for_byte_even_when_not_json() -> None:
 
 
 def test_the_deprecated_function_role_answers_the_function_call_before_it() -> None:
-    _, assistant, result, _, late = _by_name("deprecated-function-role")
+    _, assistant, result, _, _, again, empty = _by_name("deprecated-function-role")
     (call,) = assistant.tool_calls
     assert (call.name, call.arguments_text) == ("get_current_weather", '{"location":"Boston"}')
     assert result.role is Role.TOOL and result.tool_call_id == call.id
     assert result.text_content() == '{"temperature": "22"}'
-    assert late.tool_call_id == call.id and late.content == ()
+    (second,) = again.tool_calls
+    assert second.id != call.id
+    assert empty.tool_call_id == second.id and empty.content == ()
+    (orphan,) = from_openai_chat([{"role": "function", "name": "f", "content": "x"}])
+    assert orphan.tool_call_id not in (call.id, second.id)
 
 
 def test_every_request_round_trips_through_every_storage(storage: Any) -> None:

@@ -38,7 +38,6 @@ def obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> Any
 
 
 TEXT_PART = obj({"type": st.just("text"), "text": TEXT})
-SOME_TEXT_PART = obj({"type": st.just("text"), "text": SOME_TEXT})
 IMAGE_URLS = st.sampled_from(
     ["https://example.com/a.png", "http://example.com/b.jpg", PNG_URL, JPEG_URL_WITH_PARAMETER]
 )
@@ -72,23 +71,23 @@ REFUSAL_PART = obj({"type": st.just("refusal"), "refusal": TEXT})
 NAME = {"name": SOME_TEXT}
 
 
-def content(part: st.SearchStrategy[Any], *, some: bool) -> st.SearchStrategy[Any]:
-    """A string or a list of parts; ``some``: with something to say."""
-    text = SOME_TEXT if some else TEXT
-    parts = st.lists(part, min_size=1, max_size=4)
-    if some:
-        parts = parts.filter(lambda ps: any(p.get("type") != "text" or p["text"] for p in ps))
-    return st.one_of(text, parts)
+def content(part: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """A string or a list of parts; mostly with something to say, sometimes empty (a
+    message the model cannot hold, kept whole)."""
+    parts = st.lists(part, min_size=1, max_size=4).filter(
+        lambda ps: any(p.get("type") != "text" or p["text"] for p in ps)
+    )
+    return st.one_of(SOME_TEXT, parts, st.sampled_from(["", []]))
 
 
 def instructions(role: str) -> Any:
-    return obj({"role": st.just(role), "content": content(SOME_TEXT_PART, some=True)}, NAME)
+    return obj({"role": st.just(role), "content": content(TEXT_PART)}, NAME)
 
 
 USER = obj(
     {
         "role": st.just("user"),
-        "content": content(st.one_of(TEXT_PART, IMAGE_PART, AUDIO_PART, FILE_PART), some=True),
+        "content": content(st.one_of(TEXT_PART, IMAGE_PART, AUDIO_PART, FILE_PART)),
     },
     NAME,
 )

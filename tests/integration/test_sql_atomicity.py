@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
-from sqlmemory import DocumentBlock, ImageBlock, Message, SqlStorage, StorageError
+from sqlmemory import DocumentBlock, FixedWindow, ImageBlock, Message, SqlStorage, StorageError
 from tests.support.cases import PDF_BYTES, image_bytes, timeless
 from tests.support.tables import delete_everything, snapshot
 
@@ -25,6 +26,7 @@ SID = "atomic"
 OTHER = "bystander"
 PNG_OLD = image_bytes(64, 64, seed=11)
 PNG_NEW = image_bytes(80, 60, "image/png", seed=12)
+IMPORTED = datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
 JPEG_NEW = image_bytes(30, 30, "image/jpeg", seed=13)
 
 
@@ -148,6 +150,13 @@ SCENARIOS = [
         "pop",
         lambda s: s.append(SID, *history(), *new_messages()),
         lambda s: s.pop(SID),
+    ),
+    Scenario(  # replaces m1..m4 (and the document's blob) with one summary; imported
+        "compact",  # times, so the summary's metadata is the same on every run
+        lambda s: s.append(SID, *(m.with_recorded_at(IMPORTED) for m in history())),
+        lambda s: s.compact(
+            SID, lambda older: Message.user("summary", id="summary"), keep=FixedWindow(1)
+        ),
     ),
     Scenario(
         "pop-the-last",

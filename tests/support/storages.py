@@ -183,6 +183,14 @@ class BlockingAsyncStorage:
     def clear(self, session_id: str) -> int:
         return self._call(self.async_storage.clear, session_id)
 
+    def pop(self, session_id: str) -> Message | None:
+        return self._call(self.async_storage.pop, session_id)
+
+    def compact(self, session_id: str, summarize: Callable[..., Any], **options: Any) -> int:
+        """``summarize`` runs on the portal's loop, as the async storage calls it."""
+        call = functools.partial(self.async_storage.compact, **options)
+        return self._call(call, session_id, summarize)
+
     def count(self, session_id: str) -> int:
         return self._call(self.async_storage.count, session_id)
 

@@ -11,7 +11,16 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine
 
-__all__ = ["create_engine", "finish_before_cancel", "run_sync", "sleep", "sync_engine_of"]
+from sqlmemory.storage.compaction import call_summarizer
+
+__all__ = [
+    "call_summarizer",
+    "create_engine",
+    "finish_before_cancel",
+    "run_sync",
+    "sleep",
+    "sync_engine_of",
+]
 
 T = TypeVar("T")
 

@@ -7,6 +7,7 @@ twin the same names come from :mod:`~sqlmemory.storage.sql._io`.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -22,7 +23,14 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.ext.asyncio import create_async_engine as create_engine
 
-__all__ = ["create_engine", "finish_before_cancel", "run_sync", "sleep", "sync_engine_of"]
+__all__ = [
+    "call_summarizer",
+    "create_engine",
+    "finish_before_cancel",
+    "run_sync",
+    "sleep",
+    "sync_engine_of",
+]
 
 T = TypeVar("T")
 
@@ -41,6 +49,14 @@ async def run_sync(conn: AsyncConnection, fn: Callable[..., T], *args: Any, **kw
 
 def _call(conn: Connection, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return fn(conn, *args, **kwargs)
+
+
+async def call_summarizer(summarize: Callable[..., Any], older: list[Any]) -> Any:
+    """``summarize(older)``, awaited when it returns an awaitable (a coroutine function)."""
+    result = summarize(older)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
 
 
 async def finish_before_cancel(work: Coroutine[Any, Any, T]) -> T:

@@ -29,8 +29,16 @@ from sqlmemory.storage.checks import (
     check_prefix,
     check_session_id,
 )
-from sqlmemory.storage.sql import reads, writes
+from sqlmemory.storage.compaction import (
+    DEFAULT_KEEP,
+    AsyncSummarizer,
+    check_compaction,
+    plan_compaction,
+    summary_messages,
+)
+from sqlmemory.storage.sql import compact, reads, writes
 from sqlmemory.storage.sql._io_async import (
+    call_summarizer,
     create_engine,
     finish_before_cancel,
     run_sync,
@@ -38,6 +46,7 @@ from sqlmemory.storage.sql._io_async import (
     sync_engine_of,
 )
 from sqlmemory.storage.sql.base import SqlStorageBase
+from sqlmemory.storage.sql.codec import encode_message
 from sqlmemory.storage.sql.engine import Retries
 from sqlmemory.types import Message, utc_now
 
@@ -215,6 +224,47 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         """
         sid = check_session_id(session_id)
         return await self._run("pop", True, writes.pop, sid)
+
+    async def compact(
+        self, session_id: str, summarize: AsyncSummarizer, *, keep: Policy = DEFAULT_KEEP
+    ) -> int:
+        """Replace the messages older than ``keep``'s window with ``summarize(older)``.
+
+        The history is read in one transaction; ``summarize`` (a coroutine function or a
+        plain one) runs outside any transaction; the replacement commits in a second
+        one, under the session's lock, only if the session did not change meanwhile.
+        See ``docs/compaction.md``.
+
+        Examples:
+            >>> async def summarize(older):  # doctest: +SKIP
+            ...     return Message.user("Earlier: " + await my_model_summary(older))
+            >>> await storage.compact("chat-1", summarize, keep=FixedWindow(20))  # doctest: +SKIP
+            37
+
+        Returns:
+            The number of messages replaced (0: nothing older than the window, and the
+            summarizer was not called).
+
+        Raises:
+            TypeError: ``summarize`` is not callable or returns something other than
+                messages; ``keep`` is not a policy.
+            ValueError: the summary holds no message, or more than it replaces.
+            DuplicateMessageError: a summary message has the id of a kept message.
+            ConflictError: the session changed while ``summarize`` ran; nothing written.
+        """
+        sid = check_session_id(session_id)
+        check_compaction(summarize, keep)
+        history, stored = await self._run("compact", False, compact.read_history, sid)
+        plan = plan_compaction(history, keep)
+        if not plan.replaced:
+            return 0
+        older = history[plan.head : plan.cut]
+        kept = [*history[: plan.head], *history[plan.cut :]]
+        result = await call_summarizer(summarize, list(older))
+        summaries = check_messages(summary_messages(result, older, kept), self.max_blob_bytes)
+        encoded = [encode_message(m) for m in summaries]
+        await self._run("compact", True, compact.replace_older, sid, stored, plan, encoded)
+        return len(older)
 
     async def count(self, session_id: str) -> int:
         """The number of messages in the session."""

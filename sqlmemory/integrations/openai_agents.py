@@ -1,0 +1,186 @@
+"""OpenAI Agents SDK: a ``Session`` whose items live in sqlmemory.
+
+Needs ``pip install 'sqlmemory[openai-agents]'`` (``openai-agents``, and the async SQLite
+driver; add ``[postgres]`` or ``[mysql]`` for a server). The guide is
+``docs/integrations/openai-agents.md``.
+
+:class:`SqlMemorySession` implements the SDK's ``Session`` protocol over an
+:class:`~sqlmemory.AsyncSqlStorage`. Items go through
+:func:`~sqlmemory.formats.from_openai_responses` and come back through
+:func:`~sqlmemory.formats.to_openai_responses`, exactly as they were added (ids, argument
+text, reasoning, hosted tool items). The output items of one model response are one
+assistant message, so the rest of sqlmemory (windows, ``sqlmemory show``, compaction) sees
+a reasoning item with the call it led to, and every result with its call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlmemory.formats import from_openai_responses, to_openai_responses
+from sqlmemory.storage.checks import check_session_id
+from sqlmemory.types import Message
+
+try:
+    from agents.memory import SessionSettings
+except ImportError as exc:  # pragma: no cover - exercised by the extras check
+    raise ImportError(
+        "sqlmemory.integrations.openai_agents needs the OpenAI Agents SDK: "
+        "pip install 'sqlmemory[openai-agents]'"
+    ) from exc
+
+if TYPE_CHECKING:
+    from agents.items import TResponseInputItem
+
+    from sqlmemory.policy.groups import Item
+    from sqlmemory.storage import AsyncSqlStorage, AsyncStorage
+
+__all__ = ["SqlMemorySession"]
+
+
+class _Newest:
+    """The newest ``n`` messages as stored: a tail read, with no window rule applied.
+
+    ``get_items(limit)`` counts items; a message holds one item or more, so the newest
+    ``limit`` messages always hold the newest ``limit`` items.
+    """
+
+    needs_content = False
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.page_hint = n
+
+    def apply(self, messages: Sequence[Message]) -> list[Message]:
+        return list(messages[-self.n :])
+
+    def select(self, tail: Sequence[Item], complete: bool) -> list[int] | None:
+        if len(tail) < self.n and not complete:
+            return None
+        return list(range(max(len(tail) - self.n, 0), len(tail)))
+
+
+class SqlMemorySession:
+    """An OpenAI Agents SDK ``Session`` kept in PostgreSQL, MySQL/MariaDB or SQLite.
+
+    Pass it to ``Runner.run(agent, input, session=...)``: the runner reads the history with
+    :meth:`get_items` and stores each turn's items with :meth:`add_items`.
+
+    Examples:
+        >>> import asyncio, tempfile
+        >>> from sqlmemory import AsyncSqlStorage, migrate
+        >>> path = f"{tempfile.mkdtemp()}/chat.db"
+        >>> migrate.upgrade(f"sqlite:///{path}")
+        >>> async def main():
+        ...     async with AsyncSqlStorage.from_url(f"sqlite+aiosqlite:///{path}") as storage:
+        ...         session = SqlMemorySession("chat-1", storage)
+        ...         await session.add_items([{"role": "user", "content": "Hi"}])
+        ...         return await session.get_items()
+        >>> asyncio.run(main())
+        [{'role': 'user', 'content': 'Hi'}]
+
+    Args:
+        session_id: the conversation's id (a sqlmemory session id).
+        storage: an :class:`~sqlmemory.AsyncSqlStorage`, shared by every session of the
+            application (it holds the connection pool).
+        session_settings: the SDK's ``SessionSettings`` (or a dict of them): its ``limit``
+            is how many of the newest items :meth:`get_items` returns by default.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        storage: AsyncStorage | AsyncSqlStorage,
+        *,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
+    ) -> None:
+        self.session_id: str = check_session_id(session_id)
+        self.storage = storage
+        if isinstance(session_settings, dict):
+            session_settings = SessionSettings(**session_settings)
+        self.session_settings: SessionSettings | None = (
+            SessionSettings() if session_settings is None else session_settings
+        )
+
+    @classmethod
+    def from_url(
+        cls,
+        session_id: str,
+        url: str,
+        *,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
+        **engine_kwargs: Any,
+    ) -> SqlMemorySession:
+        """A session over a new :class:`~sqlmemory.AsyncSqlStorage` of ``url``.
+
+        For a script or a benchmark; an application makes one storage and gives it to every
+        session. The database must be migrated (``sqlmemory migrate --url ...``).
+
+        Examples:
+            >>> session = SqlMemorySession.from_url(  # doctest: +SKIP
+            ...     "chat-1", "postgresql+asyncpg://app@db/app"
+            ... )
+        """
+        from sqlmemory.storage import AsyncSqlStorage
+
+        storage = AsyncSqlStorage.from_url(url, **engine_kwargs)
+        return cls(session_id, storage, session_settings=session_settings)
+
+    def __repr__(self) -> str:
+        return f"SqlMemorySession({self.session_id!r}, {self.storage!r})"
+
+    def _limit(self, limit: int | None) -> int | None:
+        if limit is not None:
+            return limit
+        return None if self.session_settings is None else self.session_settings.limit
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The history's items, oldest first; with a limit, the newest ``limit`` of them.
+
+        ``limit`` defaults to ``session_settings.limit``; zero or less gives ``[]``. A
+        limited read is a tail read in SQL: its cost does not grow with the history.
+        """
+        limit = self._limit(limit)
+        if limit is None:
+            messages = await self.storage.load(self.session_id)
+        elif limit <= 0:
+            return []
+        else:
+            messages = await self.storage.load(self.session_id, _Newest(limit))
+        items: list[Any] = to_openai_responses(messages)
+        return items if limit is None else items[-limit:]
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Store ``items`` at the end of the history, in one transaction (all or none).
+
+        Raises:
+            ConversionError: an item the Responses converter cannot read; nothing is
+                stored.
+        """
+        if not items:
+            return
+        await self.storage.append(self.session_id, *from_openai_responses(items))
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove and return the newest item; ``None`` when the history is empty.
+
+        When the newest message holds several items (the outputs of one response), the
+        message is taken out and the items before the last one are stored back.
+        """
+        message = await self.storage.pop(self.session_id)
+        if message is None:
+            return None
+        items: list[Any] = to_openai_responses([message])
+        if len(items) > 1:
+            try:
+                await self.storage.append(self.session_id, *from_openai_responses(items[:-1]))
+            except BaseException:
+                # Put the whole message back rather than lose the items before the last.
+                await self.storage.append(self.session_id, message)
+                raise
+        return items[-1] if items else None
+
+    async def clear_session(self) -> None:
+        """Delete every item of the session."""
+        await self.storage.clear(self.session_id)
