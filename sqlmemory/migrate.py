@@ -261,10 +261,25 @@ def downgrade(engine_or_url: EngineOrUrl, revision: str) -> None:
         StorageError: the database failed (the driver error is the ``__cause__``).
     """
     with _migration(engine_or_url, f"downgrade the sqlmemory schema to {revision!r}") as connection:
+        _check_downgrade(connection, revision)
         command.downgrade(_config(connection), revision)
         context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
         if context.get_current_revision() is None:
             sa.Table(VERSION_TABLE, sa.MetaData()).drop(connection, checkfirst=True)
+
+
+def _check_downgrade(connection: sa.Connection, target: str) -> None:
+    """Run the ``check_downgrade(connection)`` of every revision a downgrade to ``target``
+    would undo, before any of them runs: MySQL commits each DDL statement, so a later
+    revision's downgrade must not have run when an earlier one refuses."""
+    context = MigrationContext.configure(connection, opts={"version_table": VERSION_TABLE})
+    start = context.get_current_revision()
+    if start is None or (target != "base" and target not in _known_revisions()):
+        return  # nothing to undo, or a relative target Alembic resolves itself
+    for script in _script().iterate_revisions(start, target):
+        check = getattr(script.module, "check_downgrade", None)
+        if script.revision != target and check is not None:
+            check(connection)
 
 
 def current(engine_or_url: EngineOrUrl) -> str | None:

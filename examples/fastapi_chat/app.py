@@ -10,7 +10,14 @@ in the lifespan, after the schema is brought to head, and disposed when it stops
 
 Messages travel in sqlmemory's versioned JSON form (``sqlmemory.wire``): a request body
 is a JSON array of messages, and reads answer with the same array, so what a ``GET``
-returns can be posted again as it is.
+returns can be posted again as it is. The OpenAPI schema (``/docs``) describes them with
+``sqlmemory.wire.MESSAGE_JSON_SCHEMA``.
+
+What a chat front end needs: conversations listed newest first a page at a time, with
+their titles (``GET /sessions``), renamed (``PATCH /sessions/{id}``), deleted
+(``DELETE /sessions/{id}``); a conversation's history or its window
+(``GET /sessions/{id}/messages?window=N``); images uploaded as files
+(``POST /sessions/{id}/images``, multipart).
 """
 
 from __future__ import annotations
@@ -19,10 +26,13 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import Body, Depends, FastAPI, HTTPException, Query, Request
+from fastapi import Body, Depends, FastAPI, File, Form, HTTPException, Query, Request, UploadFile
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sqlmemory import (
@@ -30,13 +40,17 @@ from sqlmemory import (
     BlobTooLargeError,
     DuplicateMessageError,
     FixedWindow,
+    ImageBlock,
+    Message,
     Policy,
     SchemaError,
+    SessionInfo,
     StorageError,
+    TextBlock,
     TokenWindow,
 )
 from sqlmemory.migrate import upgrade_async
-from sqlmemory.wire import messages_from_dicts, messages_to_dicts
+from sqlmemory.wire import MESSAGE_JSON_SCHEMA, messages_from_dicts, messages_to_dicts
 
 __all__ = ["DEFAULT_URL", "URL_ENV", "app", "create_app"]
 
@@ -49,7 +63,53 @@ DEFAULT_URL = "sqlite+aiosqlite:///chat.db"
 logger = logging.getLogger(__name__)
 
 # Plain numbers: the named constants for 413 and 422 changed names across Starlette releases.
-HTTP_409, HTTP_413, HTTP_422, HTTP_503 = 409, 413, 422, 503
+HTTP_404, HTTP_409, HTTP_413, HTTP_422, HTTP_503 = 404, 409, 413, 422, 503
+
+MESSAGES_SCHEMA = {"type": "array", "items": {"$ref": "#/components/schemas/Message"}}
+"""A JSON array of messages in the wire form, as the OpenAPI schema names it."""
+
+
+class SessionOut(BaseModel):
+    """A conversation: its record, without its messages."""
+
+    session_id: str
+    title: str | None
+    metadata: dict[str, Any]
+    message_count: int
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, info: SessionInfo) -> SessionOut:
+        return cls(
+            session_id=info.session_id,
+            title=info.title,
+            metadata=dict(info.metadata),
+            message_count=info.message_count,
+            created_at=info.created_at,
+            updated_at=info.updated_at,
+        )
+
+
+class SessionPageOut(BaseModel):
+    """A page of conversations, the most recently updated first."""
+
+    items: list[SessionOut]
+    next_cursor: str | None = Field(description="pass it as `cursor` for the next page")
+
+
+class SessionUpdate(BaseModel):
+    """New values for a conversation's record: a field left out is unchanged, null clears."""
+
+    title: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class Appended(BaseModel):
+    """What an append did."""
+
+    appended: int = Field(description="how many of the request's messages were new")
+    count: int = Field(description="the conversation's message count after it")
 
 
 def create_app(url: str | None = None, *, max_blob_bytes: int | None = None) -> FastAPI:
@@ -82,7 +142,25 @@ def create_app(url: str | None = None, *, max_blob_bytes: int | None = None) -> 
     app = FastAPI(title="sqlmemory chat history", lifespan=lifespan)
     _add_error_handlers(app)
     _add_routes(app)
+    _add_session_routes(app)
+    _add_message_schema(app)
     return app
+
+
+def _add_message_schema(app: FastAPI) -> None:
+    """Put sqlmemory's message schema in the OpenAPI document, as ``Message``."""
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(
+                title=app.title, version=app.version, routes=app.routes, description=__doc__
+            )
+            message = {k: v for k, v in MESSAGE_JSON_SCHEMA.items() if k != "$schema"}
+            schema.setdefault("components", {}).setdefault("schemas", {})["Message"] = message
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def _detail(status_code: int) -> Any:
@@ -127,12 +205,21 @@ SESSION = "/sessions/{session_id:path}"
 
 
 def _add_routes(app: FastAPI) -> None:
-    @app.post(f"{SESSION}/messages", status_code=201)
+    @app.post(
+        f"{SESSION}/messages",
+        status_code=201,
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": MESSAGES_SCHEMA}},
+            }
+        },
+    )
     async def append_messages(
         session_id: str,
         storage: Storage,
         messages: Annotated[list[Any], Body(description="messages in the wire form")],
-    ) -> dict[str, int]:
+    ) -> Appended:
         """Append messages to the end of a session, all or none.
 
         A message whose id is already stored with the same content is skipped, so a
@@ -146,9 +233,13 @@ def _add_routes(app: FastAPI) -> None:
         after = await storage.count(session_id)
         # The count's growth is what this request added; another request appending to
         # the same session between the two counts would be counted too, hence the cap.
-        return {"appended": min(len(batch), after - before), "count": after}
+        return Appended(appended=min(len(batch), after - before), count=after)
 
-    @app.get(f"{SESSION}/messages")
+    @app.get(
+        f"{SESSION}/messages",
+        response_model=None,
+        responses={200: {"content": {"application/json": {"schema": MESSAGES_SCHEMA}}}},
+    )
     async def read_messages(
         session_id: str,
         storage: Storage,
@@ -182,10 +273,69 @@ def _add_routes(app: FastAPI) -> None:
         """Delete a session and its messages."""
         return {"deleted": await storage.clear(session_id)}
 
+
+def _add_session_routes(app: FastAPI) -> None:
     @app.get("/sessions")
-    async def list_sessions(storage: Storage, prefix: str | None = None) -> list[str]:
-        """The ids of the stored sessions, sorted; those starting with ``prefix`` if given."""
-        return await storage.sessions(prefix)
+    async def list_sessions(
+        storage: Storage,
+        prefix: str | None = None,
+        limit: Annotated[int, Query(ge=1, le=100)] = 20,
+        cursor: str | None = None,
+    ) -> SessionPageOut:
+        """Conversations, the most recently updated first, a page at a time.
+
+        Only those whose id starts with ``prefix`` if given (a user's, say). The answer's
+        ``next_cursor``, passed as ``cursor``, gives the next page; it is null on the last.
+        """
+        page = await storage.list_sessions(prefix, limit=limit, cursor=cursor)
+        items = [SessionOut.of(info) for info in page.items]
+        return SessionPageOut(items=items, next_cursor=page.next_cursor)
+
+    @app.post(
+        f"{SESSION}/images",
+        status_code=201,
+        response_model=None,
+        responses={201: {"content": {"application/json": {"schema": MESSAGES_SCHEMA}}}},
+    )
+    async def upload_image(
+        session_id: str,
+        storage: Storage,
+        image: Annotated[UploadFile, File(description="a JPEG, PNG, GIF or WebP image")],
+        text: Annotated[str | None, Form(description="text sent with the image")] = None,
+    ) -> list[dict[str, Any]]:
+        """Append a user message holding an uploaded image (and a text, if given).
+
+        Answers with the stored message in the wire form, a one-item array. An image over
+        the size limit is a 413, a file that is not an image of its type a 422.
+        """
+        data = await image.read()
+        if not image.content_type:
+            raise HTTPException(HTTP_422, "the image part needs a Content-Type")
+        blocks: list[Any] = [ImageBlock(data, image.content_type)]
+        if text:
+            blocks.append(TextBlock(text))
+        message = Message.user(blocks)
+        await storage.append(session_id, message)
+        return messages_to_dicts([message])
+
+    @app.get(SESSION)
+    async def read_session(session_id: str, storage: Storage) -> SessionOut:
+        """A conversation's record: title, metadata, message count, times."""
+        info = await storage.session_info(session_id)
+        if info is None:
+            raise HTTPException(HTTP_404, f"no session {session_id!r}")
+        return SessionOut.of(info)
+
+    @app.patch(SESSION)
+    async def update_session(
+        session_id: str, update: SessionUpdate, storage: Storage
+    ) -> SessionOut:
+        """Rename a conversation, or set its metadata; creates the record if needed."""
+        fields = {name: getattr(update, name) for name in update.model_fields_set}
+        await storage.update_session(session_id, **fields)
+        info = await storage.session_info(session_id)
+        assert info is not None  # noqa: S101 - just written
+        return SessionOut.of(info)
 
 
 app = create_app()

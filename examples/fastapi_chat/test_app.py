@@ -1,6 +1,7 @@
-"""The chat-history service, driven through httpx on SQLite and PostgreSQL.
+"""The chat-history service, driven through httpx on SQLite, PostgreSQL and MySQL/MariaDB.
 
-Every test runs once per backend. PostgreSQL is found at ``$SQLMEMORY_TEST_POSTGRES_URL``
+Every test runs once per backend. MySQL/MariaDB is the test suite's database
+(``examples/conftest.py``). PostgreSQL is found at ``$SQLMEMORY_TEST_POSTGRES_URL``
 or ``127.0.0.1:5432`` (user ``postgres``, database ``test``); when it does not answer its
 tests are skipped, or fail if ``postgresql`` is listed in ``$SQLMEMORY_REQUIRE_BACKENDS``.
 
@@ -47,7 +48,7 @@ from .app import URL_ENV, create_app
 
 pytestmark = pytest.mark.anyio
 
-BACKENDS = ("sqlite", "postgresql")
+BACKENDS = ("sqlite", "postgresql", "mysql")
 POSTGRES_URL_ENV = "SQLMEMORY_TEST_POSTGRES_URL"
 LOCAL_POSTGRES_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 REQUIRE_ENV = "SQLMEMORY_REQUIRE_BACKENDS"
@@ -101,6 +102,9 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """An async URL of the backend under test."""
     if request.param == "sqlite":
         return f"sqlite+aiosqlite:///{tmp_path / 'chat.db'}"
+    if request.param == "mysql":
+        # The suite's MySQL/MariaDB database (tests/conftest.py), through aiomysql.
+        return str(request.getfixturevalue("databases").async_url("mysql"))
     return str(request.getfixturevalue("postgres_url"))
 
 
@@ -132,9 +136,26 @@ async def prefix(client: httpx.AsyncClient) -> AsyncIterator[str]:
     """A prefix no other test uses; every session under it is deleted afterwards."""
     unique = f"fastapi-test/{uuid.uuid4().hex}/"
     yield unique
-    listed = await client.get("/sessions", params={"prefix": unique})
-    for sid in listed.json():
+    for sid in await _all_sessions(client, unique):
         assert (await client.delete(f"/sessions/{sid}")).status_code == 200
+
+
+async def _pages(client: httpx.AsyncClient, prefix: str, limit: int = 100) -> list[dict[str, Any]]:
+    """Every conversation under ``prefix``, through pages of ``limit`` and their cursors."""
+    items: list[dict[str, Any]] = []
+    params: dict[str, Any] = {"prefix": prefix, "limit": limit}
+    while True:
+        response = await client.get("/sessions", params=params)
+        assert response.status_code == 200, response.text
+        page = response.json()
+        items += page["items"]
+        if page["next_cursor"] is None:
+            return items
+        params["cursor"] = page["next_cursor"]
+
+
+async def _all_sessions(client: httpx.AsyncClient, prefix: str) -> list[str]:
+    return [item["session_id"] for item in await _pages(client, prefix)]
 
 
 async def _post(client: httpx.AsyncClient, sid: str, *messages: Message) -> httpx.Response:
@@ -274,7 +295,7 @@ async def test_delete_session(client: httpx.AsyncClient, prefix: str) -> None:
     assert response.status_code == 200
     assert response.json() == {"deleted": 4}
     assert await _ids(client, f"{prefix}d") == []
-    assert (await client.get("/sessions", params={"prefix": prefix})).json() == []
+    assert await _all_sessions(client, prefix) == []
     assert (await client.delete(f"/sessions/{prefix}d")).json() == {"deleted": 0}
 
 
@@ -283,20 +304,115 @@ async def test_list_sessions_by_prefix(client: httpx.AsyncClient, prefix: str) -
     for name in names:
         assert (await _post(client, f"{prefix}{name}", Message.user(name))).status_code == 201
 
-    async def listed(**params: str) -> list[str]:
-        response = await client.get("/sessions", params=params)
-        assert response.status_code == 200
-        ids: list[str] = response.json()
-        return ids
-
-    assert await listed(prefix=prefix) == [f"{prefix}{n}" for n in sorted(names)]
-    assert await listed(prefix=f"{prefix}a/") == [f"{prefix}a/1", f"{prefix}a/2"]
+    newest_first = [f"{prefix}{n}" for n in reversed(names)]
+    assert await _all_sessions(client, prefix) == newest_first
+    assert await _all_sessions(client, f"{prefix}a/") == [f"{prefix}a/2", f"{prefix}a/1"]
     # LIKE wildcards in a prefix are plain characters.
-    assert await listed(prefix=f"{prefix}a_") == [f"{prefix}a_%"]
-    assert await listed(prefix=f"{prefix}zzz") == []
-    every = await listed()
-    assert set(every) >= {f"{prefix}{n}" for n in names}
-    assert every == sorted(every)
+    assert await _all_sessions(client, f"{prefix}a_") == [f"{prefix}a_%"]
+    assert await _all_sessions(client, f"{prefix}zzz") == []
+    # Pages of one: the same conversations, in the same order.
+    assert [i["session_id"] for i in await _pages(client, prefix, limit=1)] == newest_first
+
+
+async def test_conversations_are_listed_renamed_and_deleted(
+    client: httpx.AsyncClient, prefix: str
+) -> None:
+    for name in ("first", "second", "third"):
+        assert (await _post(client, f"{prefix}{name}", *_tool_exchange())).status_code == 201
+
+    renamed = await client.patch(f"/sessions/{prefix}first", json={"title": "Multiplication"})
+    assert renamed.status_code == 200, renamed.text
+    record = renamed.json()
+    assert record["title"] == "Multiplication" and record["metadata"] == {}
+    assert record["message_count"] == 4
+    # Renaming is a change: the conversation comes first.
+    page = (await client.get("/sessions", params={"prefix": prefix, "limit": 2})).json()
+    assert [i["session_id"] for i in page["items"]] == [f"{prefix}first", f"{prefix}third"]
+    assert page["items"][0] == record
+    rest = await client.get(
+        "/sessions", params={"prefix": prefix, "limit": 2, "cursor": page["next_cursor"]}
+    )
+    assert [i["session_id"] for i in rest.json()["items"]] == [f"{prefix}second"]
+    assert rest.json()["next_cursor"] is None
+
+    tagged = await client.patch(f"/sessions/{prefix}first", json={"metadata": {"user": 7}})
+    assert tagged.json()["title"] == "Multiplication"  # left out: unchanged
+    assert tagged.json()["metadata"] == {"user": 7}
+    cleared = await client.patch(f"/sessions/{prefix}first", json={"title": None})
+    assert cleared.json()["title"] is None and cleared.json()["metadata"] == {"user": 7}
+    shown = await client.get(f"/sessions/{prefix}first")
+    assert shown.status_code == 200 and shown.json() == cleared.json()
+
+    assert (await client.delete(f"/sessions/{prefix}first")).json() == {"deleted": 4}
+    assert (await client.get(f"/sessions/{prefix}first")).status_code == 404
+    assert await _all_sessions(client, prefix) == [f"{prefix}third", f"{prefix}second"]
+
+    # A new conversation may get its title before its first message.
+    created = await client.patch(f"/sessions/{prefix}new", json={"title": "Draft"})
+    assert created.json()["message_count"] == 0
+
+
+async def test_bad_pages_and_titles_are_422(client: httpx.AsyncClient, prefix: str) -> None:
+    await _post(client, f"{prefix}x", Message.user("hi"))
+    for params in ({"cursor": "nonsense"}, {"limit": 0}, {"limit": 101}):
+        response = await client.get("/sessions", params=params)
+        assert response.status_code == 422, params
+    bad = await client.patch(f"/sessions/{prefix}x", json={"title": 5})
+    assert bad.status_code == 422
+    assert (await client.get(f"/sessions/{prefix}x")).json()["title"] is None
+
+
+async def test_an_image_is_uploaded_as_a_file(client: httpx.AsyncClient, prefix: str) -> None:
+    png = _png(40, 30)
+    response = await client.post(
+        f"/sessions/{prefix}pics/images",
+        files={"image": ("cat.png", png, "image/png")},
+        data={"text": "What is this?"},
+    )
+    assert response.status_code == 201, response.text
+    (sent,) = response.json()
+    stored = (await client.get(f"/sessions/{prefix}pics/messages")).json()
+    assert [m["id"] for m in stored] == [sent["id"]]
+    image, text = stored[0]["content"]
+    assert image["kind"] == "image" and image["media_type"] == "image/png"
+    assert (image["width"], image["height"]) == (40, 30)
+    assert text == {"kind": "text", "text": "What is this?"}
+
+    not_png = await client.post(
+        f"/sessions/{prefix}pics/images", files={"image": ("x.png", b"GIF89a...", "image/png")}
+    )
+    assert not_png.status_code == 422
+    too_big = await client.post(
+        f"/sessions/{prefix}pics/images",
+        files={"image": ("big.png", _png(200, 200) + b"\0" * BLOB_LIMIT, "image/png")},
+    )
+    assert too_big.status_code == 413
+    assert len(await _ids(client, f"{prefix}pics")) == 1
+
+
+async def test_the_openapi_schema_describes_messages(client: httpx.AsyncClient) -> None:
+    schema = (await client.get("/openapi.json")).json()
+    message = schema["components"]["schemas"]["Message"]
+    assert message["properties"]["role"]["enum"] == [
+        "system",
+        "developer",
+        "user",
+        "assistant",
+        "tool",
+        "document",
+    ]
+    array = {"type": "array", "items": {"$ref": "#/components/schemas/Message"}}
+    paths = schema["paths"]
+    post = paths["/sessions/{session_id}/messages"]["post"]
+    body = post["requestBody"]["content"]["application/json"]["schema"]
+    assert {k: body[k] for k in array} == array
+    get = paths["/sessions/{session_id}/messages"]["get"]
+    assert get["responses"]["200"]["content"]["application/json"]["schema"] == array
+    upload = paths["/sessions/{session_id}/images"]["post"]
+    assert "multipart/form-data" in upload["requestBody"]["content"]
+    listed = paths["/sessions"]["get"]["responses"]["200"]["content"]["application/json"]
+    assert listed["schema"] == {"$ref": "#/components/schemas/SessionPageOut"}
+    assert "title" in schema["components"]["schemas"]["SessionOut"]["properties"]
 
 
 async def test_identical_retry_is_a_no_op(client: httpx.AsyncClient, prefix: str) -> None:

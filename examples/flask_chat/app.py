@@ -32,6 +32,7 @@ from sqlmemory import (
     FixedWindow,
     Policy,
     SchemaError,
+    SessionInfo,
     SqlStorage,
     StorageError,
     TokenWindow,
@@ -181,7 +182,54 @@ def _add_routes(app: Flask, storage: SqlStorage) -> None:
         """Delete a session and its messages."""
         return {"deleted": storage.clear(session_id)}
 
+    _add_session_routes(app, storage)
+
+
+def _record(info: SessionInfo) -> dict[str, Any]:
+    """A conversation's record as JSON: title, metadata, message count, times."""
+    return {
+        "session_id": info.session_id,
+        "title": info.title,
+        "metadata": dict(info.metadata),
+        "message_count": info.message_count,
+        "created_at": info.created_at.isoformat(),
+        "updated_at": info.updated_at.isoformat(),
+    }
+
+
+def _add_session_routes(app: Flask, storage: SqlStorage) -> None:
     @app.get("/sessions")
     def list_sessions() -> ResponseReturnValue:
-        """The ids of the stored sessions, sorted; those starting with ``prefix`` if given."""
-        return jsonify(storage.sessions(request.args.get("prefix")))
+        """Conversations, the most recently updated first, a page at a time:
+        ``?prefix=user-7/&limit=20&cursor=...`` (the cursor is the previous page's
+        ``next_cursor``, null on the last page)."""
+        limit = _int_arg("limit", minimum=1) or 20
+        if limit > 100:
+            raise ValueError("limit must be <= 100")
+        page = storage.list_sessions(
+            request.args.get("prefix"), limit=limit, cursor=request.args.get("cursor")
+        )
+        return {"items": [_record(i) for i in page.items], "next_cursor": page.next_cursor}
+
+    @app.get("/sessions/<session_id:session_id>")
+    def read_session(session_id: str) -> ResponseReturnValue:
+        """A conversation's record; 404 when it does not exist."""
+        info = storage.session_info(session_id)
+        if info is None:
+            return _error(404, f"no session {session_id!r}")
+        return _record(info)
+
+    @app.patch("/sessions/<session_id:session_id>")
+    def update_session(session_id: str) -> ResponseReturnValue:
+        """Rename a conversation or set its metadata: a JSON object with ``title`` and/or
+        ``metadata`` (a key left out is unchanged, null clears it)."""
+        body = _json_body()
+        if not isinstance(body, dict) or not set(body) <= {"title", "metadata"}:
+            raise ValueError('the body must be {"title": ..., "metadata": {...}}')
+        try:
+            storage.update_session(session_id, **body)
+        except TypeError as exc:  # a title that is not a string, metadata not an object
+            raise ValueError(str(exc)) from None
+        info = storage.session_info(session_id)
+        assert info is not None  # noqa: S101 - just written
+        return _record(info)

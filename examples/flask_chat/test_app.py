@@ -131,10 +131,49 @@ def test_evict_delete_and_list(client: FlaskClient) -> None:
 
     assert client.post("/sessions/a/1/evict?keep=1").json == {"deleted": 2}
     assert ids(client, "a/1") == [texts[2].id]
-    assert client.get("/sessions").json == ["a/1", "a/2", "b"]
-    assert client.get("/sessions?prefix=a/").json == ["a/1", "a/2"]
+    # The evict changed a/1 last: it is the most recently updated.
+    assert listed(client) == ["a/1", "b", "a/2"]
+    assert listed(client, prefix="a/") == ["a/1", "a/2"]
     assert client.delete("/sessions/a/1").json == {"deleted": 1}
-    assert client.get("/sessions?prefix=a/").json == ["a/2"]
+    assert listed(client, prefix="a/") == ["a/2"]
+
+
+def listed(client: FlaskClient, **params: Any) -> list[str]:
+    """The ids of every page of ``GET /sessions``, in order."""
+    found: list[str] = []
+    while True:
+        page = client.get("/sessions", query_string=params).json
+        found += [item["session_id"] for item in page["items"]]
+        if page["next_cursor"] is None:
+            return found
+        params["cursor"] = page["next_cursor"]
+
+
+def test_conversations_are_paged_renamed_and_deleted(client: FlaskClient) -> None:
+    for name in ("first", "second", "third"):
+        post(client, f"u/{name}", *tool_exchange())
+    renamed = client.patch("/sessions/u/first", json={"title": "Multiplication"})
+    assert renamed.status_code == 200, renamed.text
+    assert renamed.json["title"] == "Multiplication" and renamed.json["message_count"] == 4
+    assert listed(client, prefix="u/", limit=1) == ["u/first", "u/third", "u/second"]
+    page = client.get("/sessions", query_string={"limit": 2}).json
+    assert page["items"][0] == renamed.json and page["next_cursor"] is not None
+
+    tagged = client.patch("/sessions/u/first", json={"metadata": {"user": 7}})
+    assert (tagged.json["title"], tagged.json["metadata"]) == ("Multiplication", {"user": 7})
+    cleared = client.patch("/sessions/u/first", json={"title": None})
+    assert cleared.json["title"] is None and cleared.json["metadata"] == {"user": 7}
+    assert client.get("/sessions/u/first").json == cleared.json
+
+    assert client.delete("/sessions/u/first").json == {"deleted": 4}
+    assert client.get("/sessions/u/first").status_code == 404
+    assert listed(client, prefix="u/") == ["u/third", "u/second"]
+
+    for bad in ({"title": 5}, {"name": "x"}, ["title"]):
+        assert client.patch("/sessions/u/second", json=bad).status_code == 422, bad
+    for params in ({"cursor": "nonsense"}, {"limit": 0}, {"limit": 101}):
+        assert client.get("/sessions", query_string=params).status_code == 422, params
+    assert client.get("/sessions/u/second").json["title"] is None
 
 
 def test_duplicate_id_with_other_content_is_409_and_writes_nothing(client: FlaskClient) -> None:

@@ -555,3 +555,12 @@ def downgrade() -> None:
         batch_op.drop_column("call_id")
         batch_op.drop_column("detail")
         batch_op.drop_column("file_id")
+
+
+def check_downgrade(conn: sa.Connection) -> None:
+    """Refuse, before any revision is undone, a database holding what 0001 cannot hold.
+
+    :func:`sqlmemory.migrate.downgrade` calls it before it starts, so a downgrade through
+    later revisions changes nothing either (MySQL commits each DDL statement).
+    """
+    _refuse_what_0001_cannot_hold(conn)

@@ -1,7 +1,7 @@
 """The ``sqlmemory`` command (also ``python -m sqlmemory``), built on Click.
 
 Schema: ``migrate``, ``current``, ``check``, ``downgrade``. Sessions: ``sessions``,
-``show``, ``export``, ``import``, ``delete``. And ``demo``. Every command takes
+``show``, ``export``, ``import``, ``delete``, ``prune``. And ``demo``. Every command takes
 ``--url`` (default ``$SQLMEMORY_URL``, else ``sqlite:///sqlmemory.db``); commands that
 only read never create a database file. An expected failure (a bad URL, a missing driver,
 a database not at head, a server that does not answer) prints one line on stderr,
@@ -26,7 +26,7 @@ import click
 from sqlmemory.cli._common import DEFAULT_URL, PROG, URL_ENV, Command
 from sqlmemory.cli.demo import demo
 from sqlmemory.cli.schema import check, current, downgrade, migrate
-from sqlmemory.cli.sessions import delete, sessions, show
+from sqlmemory.cli.sessions import delete, prune, sessions, show
 from sqlmemory.cli.transfer import export, import_
 
 __all__ = ["DEFAULT_URL", "SECTIONS", "URL_ENV", "main"]
@@ -100,12 +100,25 @@ def main() -> None:
       sqlmemory sessions --prefix user-42/
       sqlmemory show user-42/chat-1 --window 3
       sqlmemory export --out backup.jsonl && sqlmemory import backup.jsonl
+      sqlmemory prune --older-than 30d
 
     Run `sqlmemory COMMAND --help` for a command's options.
     """
 
 
-for _command in (migrate, current, check, downgrade, sessions, show, export, import_, delete, demo):
+for _command in (
+    migrate,
+    current,
+    check,
+    downgrade,
+    sessions,
+    show,
+    export,
+    import_,
+    delete,
+    prune,
+    demo,
+):
     main.add_command(_command)
 
 

@@ -3,35 +3,41 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import click
 
 from sqlmemory._urls import redact
 from sqlmemory.cli._common import CliError, Command, open_storage, url_option
+from sqlmemory.cli.durations import duration_callback
 from sqlmemory.cli.render import Column, Shown, count, message_columns, table
+from sqlmemory.storage.records import MAX_PAGE_LIMIT, SessionInfo
 
 if TYPE_CHECKING:
     from sqlmemory.policy import Policy
     from sqlmemory.storage import SqlStorage
 
-__all__ = ["SESSION_COLUMNS", "SessionRow", "delete", "require_sessions", "sessions", "show"]
+__all__ = ["SESSION_COLUMNS", "delete", "prune", "require_sessions", "sessions", "shorten", "show"]
 
 
-@dataclass(frozen=True)
-class SessionRow:
-    """What ``sqlmemory sessions`` shows of one session."""
-
-    session_id: str
-    message_count: int
+def _updated(info: SessionInfo) -> str:
+    return info.updated_at.strftime("%Y-%m-%d %H:%M:%S")
 
 
-SESSION_COLUMNS: list[Column[SessionRow]] = [
-    Column("session", lambda row: row.session_id),
-    Column("messages", lambda row: row.message_count, align=">"),
+SESSION_COLUMNS: list[Column[SessionInfo]] = [
+    Column("session", lambda info: info.session_id),
+    Column("title", lambda info: "" if info.title is None else shorten(info.title, 40)),
+    Column("updated (UTC)", _updated),
+    Column("messages", lambda info: info.message_count, align=">"),
 ]
 """The columns of ``sqlmemory sessions``, in order; a new column is one more entry."""
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def require_sessions(storage: SqlStorage, session_ids: tuple[str, ...]) -> None:
@@ -47,28 +53,78 @@ def require_sessions(storage: SqlStorage, session_ids: tuple[str, ...]) -> None:
 @click.option("--prefix", help="Only the sessions whose id starts with PREFIX.")
 @click.option(
     "--limit",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_PAGE_LIMIT),
     metavar="N",
     default=50,
     show_default=True,
-    help="Show at most this many sessions.",
+    help="Sessions on a page.",
 )
-def sessions(url: str, prefix: str | None, limit: int) -> None:
-    """List the stored sessions.
+@click.option("--cursor", metavar="TOKEN", help="Show the page after the one that printed TOKEN.")
+def sessions(url: str, prefix: str | None, limit: int, cursor: str | None) -> None:
+    """List the stored sessions, the most recently updated first.
 
-    A table of session ids, sorted, with how many messages each holds.
+    A table of session ids with their title, the time of their last change and how many
+    messages each holds, a page at a time: when there are more, the command prints (on
+    stderr) the --cursor that shows the next page.
     """
     with open_storage(url, read_only=True) as storage:
-        ids = storage.sessions(prefix)
-        rows = [SessionRow(sid, storage.count(sid)) for sid in ids[:limit]]
-    if not rows:
+        try:
+            page = storage.list_sessions(prefix, limit=limit, cursor=cursor)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--cursor'") from None
+    if not page.items:
         where = f" starting with {prefix!r}" if prefix else ""
-        click.echo(f"no sessions{where} in {redact(storage.engine.url)}", err=True)
+        more = " after that cursor" if cursor else ""
+        click.echo(f"no sessions{where}{more} in {redact(storage.engine.url)}", err=True)
         return
-    for line in table(SESSION_COLUMNS, rows):
+    for line in table(SESSION_COLUMNS, page.items):
         click.echo(line)
-    if len(ids) > limit:
-        click.echo(f"more sessions than --limit {limit}: raise it to see them", err=True)
+    if page.next_cursor is not None:
+        click.echo(f"more sessions: the next page is --cursor {page.next_cursor}", err=True)
+
+
+@click.command(cls=Command)
+@url_option
+@click.option(
+    "--older-than",
+    required=True,
+    callback=duration_callback,
+    metavar="DURATION",
+    help="Delete the sessions not updated for this long: 30d, 12h, 1w2d, 90m, 45s.",
+)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+def prune(url: str, older_than: timedelta, yes: bool) -> None:
+    """Delete the sessions not updated for a while, and everything they hold.
+
+    A session's last update is its last write: an append, a save, an evict, a new title.
+    Asks first unless --yes is given.
+    """
+    with open_storage(url, read_only=True) as storage:
+        if not yes:
+            click.confirm(
+                f"Delete every session of {redact(storage.engine.url)} not updated in "
+                f"{older_than}?",
+                abort=True,
+                err=True,
+            )
+        deleted = storage.prune(older_than)
+    click.echo(f"Pruned {count(deleted, 'session')} not updated in {older_than}")
+
+
+def record_lines(info: SessionInfo) -> list[str]:
+    """What ``show`` prints of a session's record: title, times, metadata."""
+    lines = []
+    if info.title is not None:
+        lines.append(f"title: {shorten(info.title, 72)}")
+    lines.append(f"created: {_time(info.created_at)}, updated: {_time(info.updated_at)} (UTC)")
+    if info.metadata:
+        text = json.dumps(info.metadata, ensure_ascii=False, separators=(",", ":"))
+        lines.append(f"metadata: {shorten(text, 69)}")
+    return lines
+
+
+def _time(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
 
 
 def _policy(window: int | None, max_tokens: int | None) -> Policy | None:
@@ -109,15 +165,20 @@ def show(
     """
     policy = _policy(window, max_tokens)
     with open_storage(url, read_only=True) as storage:
-        require_sessions(storage, (session_id,))
-        total = storage.count(session_id)
+        info = storage.session_info(session_id)
+        if info is None:
+            require_sessions(storage, (session_id,))
         messages = storage.load(session_id, policy)
+        total = storage.count(session_id)
     if as_json:
         documents = [message.to_dict() for message in messages]
         click.echo(json.dumps(documents, indent=2, ensure_ascii=False))
         return
     kept = "" if policy is None else f"; {policy!r} keeps {len(messages)}"
     click.echo(f"Session {session_id}: {count(total, 'message')}{kept}")
+    if info is not None:
+        for line in record_lines(info):
+            click.echo(f"  {line}")
     if messages:
         # A window is the tail of the history: its first message is number total - len + 1.
         first = total - len(messages) + 1

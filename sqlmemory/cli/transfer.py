@@ -2,9 +2,11 @@
 
 Each line is ``{"session_id": ..., "message": ...}`` where ``message`` is the wire form
 (:meth:`Message.to_dict <sqlmemory.types.Message.to_dict>`), a session's messages in
-order. Import appends them; a message whose id is already stored with the same content
-is skipped, so importing a file twice changes nothing, and an interrupted import is
-finished by running it again.
+order. A session with a title or metadata has a line
+``{"session_id": ..., "session": {"title": ..., "metadata": {...}}}`` before them. Import
+appends the messages; a message whose id is already stored with the same content is
+skipped, and a record already holding the title and metadata is left alone, so importing
+a file twice changes nothing, and an interrupted import is finished by running it again.
 
 Examples:
     >>> from sqlmemory import Message
@@ -35,10 +37,18 @@ from sqlmemory.cli.render import count
 from sqlmemory.cli.sessions import require_sessions
 
 if TYPE_CHECKING:
-    from sqlmemory.storage import SqlStorage
-    from sqlmemory.types import Message
+    from sqlmemory.storage import SessionInfo, SqlStorage
+    from sqlmemory.types import FrozenDict, Message
 
-__all__ = ["Record", "export", "export_line", "import_", "parse_line"]
+__all__ = [
+    "Record",
+    "SessionLine",
+    "export",
+    "export_line",
+    "import_",
+    "parse_line",
+    "session_line",
+]
 
 BATCH_MESSAGES = 100
 """Messages appended in one transaction by ``import`` (fewer when they are large)."""
@@ -56,9 +66,18 @@ def export_line(session_id: str, message: Message) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029") + "\n"
 
 
+def session_line(info: SessionInfo) -> str | None:
+    """The line of a session's title and metadata (``None`` when it has neither)."""
+    if info.title is None and not info.metadata:
+        return None
+    fields = {"title": info.title, "metadata": info.metadata}
+    record = {"session_id": info.session_id, "session": fields}
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
 @dataclass(frozen=True)
 class Record:
-    """One line of an export file, read back."""
+    """One message line of an export file, read back."""
 
     line: int
     session_id: str
@@ -66,7 +85,25 @@ class Record:
     size: int
 
 
-def parse_line(text: str, source: str, number: int) -> Record:
+@dataclass(frozen=True)
+class SessionLine:
+    """One session line of an export file (its title and metadata), read back."""
+
+    line: int
+    session_id: str
+    title: str | None
+    metadata: FrozenDict
+
+
+def _session_fields(value: object) -> tuple[str | None, FrozenDict]:
+    from sqlmemory.storage.records import check_metadata, check_title
+
+    if not isinstance(value, dict) or not set(value) <= {"title", "metadata"}:
+        raise ValueError('"session" must be {"title": ..., "metadata": {...}}')
+    return check_title(value.get("title")), check_metadata(value.get("metadata"))
+
+
+def parse_line(text: str, source: str, number: int) -> Record | SessionLine:
     """Read one line of an export file.
 
     Raises:
@@ -80,20 +117,32 @@ def parse_line(text: str, source: str, number: int) -> Record:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(document, dict) or set(document) != {"session_id", "message"}:
-        raise CliError(f'{where}: expected {{"session_id": ..., "message": ...}}')
+    keys = set(document) if isinstance(document, dict) else set()
+    if keys not in ({"session_id", "message"}, {"session_id", "session"}):
+        raise CliError(
+            f'{where}: expected {{"session_id": ..., "message": ...}} '
+            f'or {{"session_id": ..., "session": ...}}'
+        )
     try:
         session_id = check_session_id(document["session_id"])
+        if "session" in keys:
+            return SessionLine(number, session_id, *_session_fields(document["session"]))
         message = Message.from_dict(document["message"])
     except (TypeError, ValueError) as exc:
         raise CliError(f"{where}: {exc}") from None
     return Record(number, session_id, message, len(text))
 
 
-def _records(lines: Iterable[str], source: str) -> Iterator[Record]:
+def _lines(lines: Iterable[str], source: str) -> Iterator[Record | SessionLine]:
     for number, text in enumerate(lines, start=1):
         if text.strip():
             yield parse_line(text, source, number)
+
+
+def _records(lines: Iterable[str], source: str) -> Iterator[Record]:
+    for parsed in _lines(lines, source):
+        if isinstance(parsed, Record):
+            yield parsed
 
 
 class _Progress:
@@ -166,6 +215,10 @@ def export(url: str, session_ids: tuple[str, ...], prefix: str | None, out: str)
             ids = storage.sessions(prefix)
         with _output(out) as stream, _Progress(len(ids), "Exporting") as advance:
             for sid in ids:
+                info = storage.session_info(sid)
+                line = None if info is None else session_line(info)
+                if line is not None:
+                    stream.write(line)
                 for message in storage.load(sid):
                     stream.write(export_line(sid, message))
                     written += 1
@@ -182,14 +235,20 @@ class _Plan:
     records: int = 0
     sessions: dict[str, None] = field(default_factory=dict)
     digests: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    fields: dict[str, SessionLine] = field(default_factory=dict)
+    """Each session's title and metadata, as its last session line gives them."""
 
 
-def _check(records: Iterable[Record], source: str, max_blob_bytes: int) -> _Plan:
-    """Read every record before writing any, so a bad line writes nothing."""
+def _check(lines: Iterable[Record | SessionLine], source: str, max_blob_bytes: int) -> _Plan:
+    """Read every line before writing any, so a bad line writes nothing."""
     from sqlmemory.storage.checks import check_messages
 
     plan = _Plan()
-    for record in records:
+    for record in lines:
+        if isinstance(record, SessionLine):
+            plan.fields[record.session_id] = record
+            plan.sessions.setdefault(record.session_id)
+            continue
         where = f"{source}:{record.line}"
         try:
             check_messages([record.message], max_blob_bytes)
@@ -265,15 +324,27 @@ def import_(url: str, file: str) -> None:
                 yield from stream
 
     with open_storage(url, read_only=True) as storage:
-        plan = _check(_records(reread(), source), source, storage.max_blob_bytes)
+        plan = _check(_lines(reread(), source), source, storage.max_blob_bytes)
         before = {sid: storage.count(sid) for sid in plan.sessions}
         with _Progress(plan.records, "Importing") as advance:
             for batch in _batches(_records(reread(), source)):
                 _append(storage, batch, source)
                 advance(len(batch))
+        titled = sum(_set_fields(storage, fields) for fields in plan.fields.values())
         new = sum(storage.count(sid) - count for sid, count in before.items())
         shown = redact(storage.engine.url)
+    records = f", {count(titled, 'title')} or metadata set" if titled else ""
     click.echo(
         f"Imported {source} into {shown}: {count(plan.records, 'message')} of "
-        f"{count(len(plan.sessions), 'session')}, {new} new, {plan.records - new} already stored"
+        f"{count(len(plan.sessions), 'session')}, {new} new, "
+        f"{plan.records - new} already stored{records}"
     )
+
+
+def _set_fields(storage: SqlStorage, fields: SessionLine) -> bool:
+    """Give the session the line's title and metadata, unless it holds them already."""
+    info = storage.session_info(fields.session_id)
+    if info is not None and (info.title, info.metadata) == (fields.title, fields.metadata):
+        return False
+    storage.update_session(fields.session_id, title=fields.title, metadata=fields.metadata)
+    return True

@@ -6,13 +6,16 @@ The contract is ``docs/providers.md``.
 """
 
 from sqlmemory.formats._common import DroppedContentWarning
+from sqlmemory.formats.anthropic import from_anthropic, to_anthropic
 from sqlmemory.formats.openai_chat import from_openai_chat, to_openai_chat
 from sqlmemory.formats.openai_responses import from_openai_responses, to_openai_responses
 
 __all__ = [
     "DroppedContentWarning",
+    "from_anthropic",
     "from_openai_chat",
     "from_openai_responses",
+    "to_anthropic",
     "to_openai_chat",
     "to_openai_responses",
 ]

@@ -373,16 +373,31 @@ def to_openai_responses(messages: Iterable[Message]) -> list[dict[str, Any]]:
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
         raise TypeError(f"messages must be a list of Message, not {type(messages).__name__}")
     out: list[dict[str, Any]] = []
+    dropped_calls: set[str] = set()
     for index, message in enumerate(messages):
         if not isinstance(message, Message):
             raise TypeError(f"messages[{index}] is a {type(message).__name__}, not a Message")
         if message.role is Role.ASSISTANT:
+            dropped_calls.update(_foreign_call_ids(message.content))
             out += _assistant_items(message.content)
+        elif message.tool_call_id in dropped_calls:
+            # Its call, another provider's item, is dropped: an output without it is refused.
+            what = f"the result of {message.tool_call_id!r} (its call is another provider's item)"
+            warn_dropped(what, FMT, stacklevel=3)
         elif message.role is Role.TOOL:
             out += _tool_items(message)
         else:
             out += _input_items(message)
     return out
+
+
+def _foreign_call_ids(blocks: Iterable[Block]) -> set[str]:
+    """The ids of calls that are other providers' opaque items (dropped here)."""
+    return {
+        block.call_id
+        for block in blocks
+        if isinstance(block, OpaqueBlock) and block.provider != FMT and block.call_id is not None
+    }
 
 
 def _drop(block: Block) -> None:

@@ -4,6 +4,8 @@
   the ``Storage`` protocol and the bound ``SessionView``;
 - :mod:`~sqlmemory.storage.checks`: the argument checks every storage shares;
 - :mod:`~sqlmemory.storage.memory`: ``InMemoryStorage``;
+- :mod:`~sqlmemory.storage.records`: ``SessionInfo`` and ``SessionPage``, the session
+  records every storage keeps;
 - :mod:`sqlmemory.storage.sql`: ``SqlStorage`` and ``AsyncSqlStorage``.
 
 A new storage method goes into the protocol (``base_async.py``), every storage, and the
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmemory.storage.base import SessionView, Storage
 from sqlmemory.storage.base_async import AsyncSessionView, AsyncStorage
 from sqlmemory.storage.memory import InMemoryStorage
+from sqlmemory.storage.records import SessionInfo, SessionPage
 from sqlmemory.storage.sql.storage import SqlStorage
 
 if TYPE_CHECKING:
@@ -27,6 +30,8 @@ __all__ = [
     "AsyncSqlStorage",
     "AsyncStorage",
     "InMemoryStorage",
+    "SessionInfo",
+    "SessionPage",
     "SessionView",
     "SqlStorage",
     "Storage",

@@ -8,12 +8,14 @@ meaning are ``docs/contract/storage.md``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Protocol, runtime_checkable
 
 from sqlmemory.policy import Policy
 from sqlmemory.storage.checks import check_session_id
 from sqlmemory.storage.compaction import DEFAULT_KEEP, AsyncSummarizer
+from sqlmemory.storage.records import DEFAULT_PAGE_LIMIT, UNSET, SessionInfo, SessionPage, Unset
 from sqlmemory.types import Message
 
 __all__ = ["AsyncSessionView", "AsyncStorage"]
@@ -75,6 +77,34 @@ class AsyncStorage(Protocol):
         """The stored session ids, sorted; only those starting with ``prefix`` if given."""
         ...
 
+    async def session_info(self, session_id: str) -> SessionInfo | None:
+        """The session's record, or ``None`` when the session does not exist."""
+        ...
+
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | Unset | None = UNSET,
+        metadata: Mapping[str, Any] | Unset | None = UNSET,
+    ) -> None:
+        """Set the session's title and/or metadata; left out: unchanged; ``None``: cleared."""
+        ...
+
+    async def list_sessions(
+        self,
+        prefix: str | None = None,
+        *,
+        limit: int = DEFAULT_PAGE_LIMIT,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """A page of session records, the most recently updated first."""
+        ...
+
+    async def prune(self, older_than: datetime | timedelta) -> int:
+        """Delete every session not updated since ``older_than``; the number deleted."""
+        ...
+
 
 class AsyncSessionView:
     """One session of a storage: the storage's methods without the session id.
@@ -133,3 +163,16 @@ class AsyncSessionView:
     async def count(self) -> int:
         """The number of messages in the session."""
         return await self.storage.count(self.session_id)
+
+    async def session_info(self) -> SessionInfo | None:
+        """The session's record, or ``None`` when the session does not exist."""
+        return await self.storage.session_info(self.session_id)
+
+    async def update_session(
+        self,
+        *,
+        title: str | Unset | None = UNSET,
+        metadata: Mapping[str, Any] | Unset | None = UNSET,
+    ) -> None:
+        """Set the session's title and/or metadata; left out: unchanged; ``None``: cleared."""
+        await self.storage.update_session(self.session_id, title=title, metadata=metadata)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
 
 from sqlmemory.errors import ConflictError, DuplicateMessageError
 from sqlmemory.policy.groups import evict_start
@@ -15,6 +17,7 @@ from sqlmemory.storage.checks import (
     check_count,
     check_messages,
     check_policy,
+    check_prefix,
     check_session_id,
     same_content,
 )
@@ -25,6 +28,19 @@ from sqlmemory.storage.compaction import (
     check_compaction,
     plan_compaction,
     summary_messages,
+)
+from sqlmemory.storage.records import (
+    DEFAULT_PAGE_LIMIT,
+    UNSET,
+    SessionInfo,
+    SessionPage,
+    Unset,
+    check_limit,
+    check_metadata,
+    check_title,
+    cutoff_of,
+    decode_cursor,
+    page_of,
 )
 from sqlmemory.types import Message, utc_now
 
@@ -52,10 +68,12 @@ class InMemoryStorage:
         self.max_blob_bytes = max_blob_bytes
         self._sessions: dict[str, list[Message]] = {}
         self._clocks: dict[str, datetime] = {}
+        self._records: dict[str, SessionInfo] = {}
+        """Every existing session's record; its ``message_count`` is filled in on read."""
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"InMemoryStorage(sessions={len(self._sessions)})"
+        return f"InMemoryStorage(sessions={len(self._records)})"
 
     def _stamp(self, session_id: str, messages: Sequence[Message]) -> list[Message]:
         """``messages`` with the store's stamp on those without a ``recorded_at``.
@@ -76,9 +94,19 @@ class InMemoryStorage:
         return stamped
 
     def _drop(self, session_id: str) -> list[Message]:
-        """Delete the session and its clock; returns its messages."""
+        """Delete the session, its clock and its record; returns its messages."""
         self._clocks.pop(session_id, None)
+        self._records.pop(session_id, None)
         return self._sessions.pop(session_id, [])
+
+    def _touch(self, session_id: str, **changes: Any) -> None:
+        """Record a write that changed the session (the lock is held): its clock moves."""
+        now = utc_now()
+        record = self._records.get(session_id)
+        if record is None:
+            record = SessionInfo(session_id, now, now, 0)
+        now = max(now, record.updated_at)
+        self._records[session_id] = dataclasses.replace(record, updated_at=now, **changes)
 
     def append(self, session_id: str, *messages: Message) -> None:
         """Add ``messages`` at the end of the session, all or none.
@@ -107,6 +135,7 @@ class InMemoryStorage:
             if not fresh:
                 return
             self._sessions[session_id] = [*history, *self._stamp(session_id, fresh)]
+            self._touch(session_id)
 
     def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
         """The session's history, oldest first, or its window under ``policy``."""
@@ -121,17 +150,21 @@ class InMemoryStorage:
         check_session_id(session_id)
         batch = check_messages(messages, self.max_blob_bytes)
         with self._lock:
-            stored = {m.id: m for m in self._sessions.get(session_id, ())}
+            history = self._sessions.get(session_id, [])
+            stored = {m.id: m for m in history}
             result = []
             for message in batch:
                 old = stored.get(message.id)
                 if message.recorded_at is None and old is not None and same_content(old, message):
                     message = old
                 result.append(message)
-            if result:
-                self._sessions[session_id] = self._stamp(session_id, result)
-            else:
+            if not result:
                 self._drop(session_id)
+                return
+            stamped = self._stamp(session_id, result)
+            if stamped != history:
+                self._sessions[session_id] = stamped
+                self._touch(session_id)
 
     def recent(self, session_id: str, n: int) -> list[Message]:
         """At most the newest ``n`` messages, in whole groups, newest last."""
@@ -150,6 +183,7 @@ class InMemoryStorage:
                 remaining = history[cut:]
                 if remaining:
                     self._sessions[session_id] = remaining
+                    self._touch(session_id)
                 else:
                     self._drop(session_id)
             return cut
@@ -183,6 +217,7 @@ class InMemoryStorage:
             newest = history[-1]
             if len(history) > 1:
                 self._sessions[session_id] = history[:-1]
+                self._touch(session_id)
             else:
                 self._drop(session_id)
             return newest
@@ -243,6 +278,7 @@ class InMemoryStorage:
                 *summaries,
                 *history[plan.cut :],
             ]
+            self._touch(session_id)
         return len(older)
 
     def count(self, session_id: str) -> int:
@@ -257,11 +293,78 @@ class InMemoryStorage:
         Raises:
             TypeError: ``prefix`` is neither ``None`` nor a ``str``.
         """
-        if prefix is not None and not isinstance(prefix, str):
-            raise TypeError("prefix must be a str")
+        check_prefix(prefix)
         with self._lock:
-            ids = list(self._sessions)
+            ids = list(self._records)
         return sorted(i for i in ids if prefix is None or i.startswith(prefix))
+
+    def _info(self, session_id: str) -> SessionInfo | None:
+        record = self._records.get(session_id)
+        if record is None:
+            return None
+        count = len(self._sessions.get(session_id, ()))
+        return dataclasses.replace(record, message_count=count)
+
+    def session_info(self, session_id: str) -> SessionInfo | None:
+        """The session's record, or ``None`` when the session does not exist."""
+        check_session_id(session_id)
+        with self._lock:
+            return self._info(session_id)
+
+    def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | Unset | None = UNSET,
+        metadata: Mapping[str, Any] | Unset | None = UNSET,
+    ) -> None:
+        """Set the session's title and/or metadata, creating its record if needed.
+
+        An argument left out keeps its stored value; ``None`` clears it.
+        """
+        check_session_id(session_id)
+        changes: dict[str, Any] = {}
+        if title is not UNSET:
+            changes["title"] = check_title(title)
+        if metadata is not UNSET:
+            changes["metadata"] = check_metadata(metadata)
+        with self._lock:
+            self._touch(session_id, **changes)
+
+    def list_sessions(
+        self,
+        prefix: str | None = None,
+        *,
+        limit: int = DEFAULT_PAGE_LIMIT,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """A page of session records, the most recently updated first."""
+        check_prefix(prefix)
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor(cursor)
+        with self._lock:
+            infos = [self._info(sid) for sid in self._records]
+        found = sorted(
+            (
+                i
+                for i in infos
+                if i is not None
+                and (prefix is None or i.session_id.startswith(prefix))
+                and (after is None or (i.updated_at, i.session_id) < after)
+            ),
+            key=lambda i: (i.updated_at, i.session_id),
+            reverse=True,
+        )
+        return page_of(found[: limit + 1], limit)
+
+    def prune(self, older_than: datetime | timedelta) -> int:
+        """Delete every session not updated since ``older_than``; the number deleted."""
+        cutoff = cutoff_of(older_than, utc_now())
+        with self._lock:
+            old = [sid for sid, r in self._records.items() if r.updated_at < cutoff]
+            for sid in old:
+                self._drop(sid)
+        return len(old)
 
     def session(self, session_id: str) -> SessionView:
         """A view of one session with the same methods minus the id argument."""

@@ -100,29 +100,62 @@ def test_unreachable_database_prints_one_line() -> None:
 # -- sessions, show, delete ----------------------------------------------------------------
 
 
-def test_sessions_is_a_table_of_ids_and_counts(db_url: str, stored: SqlStorage) -> None:
+def test_sessions_is_a_table_of_records_newest_first(db_url: str, stored: SqlStorage) -> None:
+    stored.update_session("chat/1", title="Multiplying  six\nby seven")
     lines = ok("sessions", "--url", db_url).stdout.splitlines()
-    assert [line.split() for line in lines] == [
-        ["session", "messages"],
-        ["chat/1", "4"],
-        ["chat/2", "1"],
-        ["other", "1"],
-    ]
+    assert lines[0].split() == ["session", "title", "updated", "(UTC)", "messages"]
+    rows = [line.split() for line in lines[1:]]
+    assert [(row[0], row[-1]) for row in rows] == [("chat/1", "4"), ("other", "1"), ("chat/2", "1")]
+    assert rows[0][1:5] == ["Multiplying", "six", "by", "seven"]  # one line
+    updated = stored.session_info("chat/1").updated_at  # type: ignore[union-attr]
+    assert updated.strftime("%Y-%m-%d %H:%M:%S") in lines[1]
     assert len({len(line) for line in lines}) == 1  # the counts are right-aligned
 
-    prefixed = ok("sessions", "--prefix", "chat/", "--limit", "1", "--url", db_url)
-    assert [line.split() for line in prefixed.stdout.splitlines()] == [
-        ["session", "messages"],
-        ["chat/1", "4"],
-    ]
-    assert prefixed.stderr == "more sessions than --limit 1: raise it to see them\n"
+    first = ok("sessions", "--prefix", "chat/", "--limit", "1", "--url", db_url)
+    assert [line.split()[0] for line in first.stdout.splitlines()] == ["session", "chat/1"]
+    assert first.stderr.startswith("more sessions: the next page is --cursor ")
+    cursor = first.stderr.split()[-1]
+    second = ok(
+        "sessions", "--prefix", "chat/", "--limit", "1", "--cursor", cursor, "--url", db_url
+    )
+    assert [line.split()[0] for line in second.stdout.splitlines()] == ["session", "chat/2"]
+    assert second.stderr == ""
     nothing = ok("sessions", "--prefix", "zzz", "--url", db_url)
     assert nothing.stdout == "" and "no sessions starting with 'zzz'" in nothing.stderr
+    bad = invoke("sessions", "--cursor", "nonsense", "--url", db_url)
+    assert bad.exit_code == 2 and "cursor is not one that list_sessions returned" in bad.stderr
+
+
+def test_prune_deletes_the_sessions_not_updated_for_a_while(
+    db_url: str, stored: SqlStorage
+) -> None:
+    refused = invoke("prune", "--older-than", "0s", "--url", db_url, input="n\n")
+    assert refused.exit_code == 1 and "not updated in 0:00:00?" in refused.stderr
+    kept = ok("prune", "--older-than", "30d", "--yes", "--url", db_url)
+    assert kept.stdout == "Pruned 0 sessions not updated in 30 days, 0:00:00\n"
+    assert stored.sessions() == ["chat/1", "chat/2", "other"]
+    done = ok("prune", "--older-than", "0s", "--url", db_url, input="y\n")
+    assert done.stdout == "Pruned 3 sessions not updated in 0:00:00\n"
+    assert stored.sessions() == []
+    bad = invoke("prune", "--older-than", "30 days", "--url", db_url)
+    assert bad.exit_code == 2 and "is not a duration" in bad.stderr
+    missing = invoke("prune", "--url", db_url)
+    assert missing.exit_code == 2 and "--older-than" in missing.stderr
 
 
 def test_show_prints_the_history_and_its_windows(db_url: str, stored: SqlStorage) -> None:
+    stored.update_session("chat/1", title="Sums", metadata={"user": 7})
     out = ok("show", "chat/1", "--url", db_url).stdout.splitlines()
     assert out[0] == "Session chat/1: 4 messages"
+    info = stored.session_info("chat/1")
+    assert info is not None
+    assert out[1:4] == [
+        "  title: Sums",
+        f"  created: {info.created_at:%Y-%m-%d %H:%M:%S.%f}, "
+        f"updated: {info.updated_at:%Y-%m-%d %H:%M:%S.%f} (UTC)",
+        '  metadata: {"user":7}',
+    ]
+    out = out[3:]
     assert out[2].split() == ["#", "recorded", "at", "(UTC)", "role", "tokens", "content"]
     rows = [line.split() for line in out[3:]]
     assert [row[0] for row in rows] == ["1", "2", "3", "4"]
@@ -132,9 +165,9 @@ def test_show_prints_the_history_and_its_windows(db_url: str, stored: SqlStorage
 
     window = ok("show", "chat/1", "--window", "1", "--url", db_url).stdout.splitlines()
     assert window[0] == "Session chat/1: 4 messages; FixedWindow(n=1) keeps 1"
-    assert [line.split()[0] for line in window[3:]] == ["4"]  # positions in the whole history
+    assert [line.split()[0] for line in window[6:]] == ["4"]  # positions in the whole history
     budget = ok("show", "chat/1", "--max-tokens", "1000", "--url", db_url).stdout.splitlines()
-    assert [line.split()[0] for line in budget[3:]] == ["1", "2", "3", "4"]
+    assert [line.split()[0] for line in budget[6:]] == ["1", "2", "3", "4"]
 
     image = ok("show", "chat/2", "--url", db_url).stdout
     assert "[image/png image, 40x30]" in image
@@ -216,6 +249,48 @@ def test_import_restores_an_export_and_twice_changes_nothing(
     second = ok("import", str(backup), "--url", db_url)
     assert second.stdout.endswith(": 6 messages of 3 sessions, 0 new, 6 already stored\n")
     assert histories(stored) == exported
+
+
+def test_export_and_import_carry_titles_and_metadata(
+    db_url: str, stored: SqlStorage, tmp_path: Path
+) -> None:
+    stored.update_session("chat/1", title="Sums", metadata={"z": 1, "a": ["ü", None]})
+    stored.update_session("empty", title="no messages yet")
+    backup = tmp_path / "backup.jsonl"
+    assert ok("export", "--out", str(backup), "--url", db_url).stdout == (
+        f"Exported 6 messages of 4 sessions to {backup}\n"
+    )
+    lines = [json.loads(line) for line in backup.read_text(encoding="utf-8").splitlines()]
+    assert lines[0] == {
+        "session_id": "chat/1",
+        "session": {"title": "Sums", "metadata": {"z": 1, "a": ["ü", None]}},
+    }
+    assert lines[6] == {
+        "session_id": "empty",
+        "session": {"title": "no messages yet", "metadata": {}},
+    }
+    for sid in stored.sessions():
+        stored.clear(sid)
+
+    first = ok("import", str(backup), "--url", db_url)
+    assert first.stdout.endswith(
+        ": 6 messages of 4 sessions, 6 new, 0 already stored, 2 titles or metadata set\n"
+    )
+    records = {sid: stored.session_info(sid) for sid in stored.sessions()}
+    assert records["chat/1"].title == "Sums"  # type: ignore[union-attr]
+    assert list(records["chat/1"].metadata) == ["z", "a"]  # type: ignore[union-attr]
+    assert records["empty"].message_count == 0  # type: ignore[union-attr]
+    assert records["other"].title is None  # type: ignore[union-attr]
+
+    second = ok("import", str(backup), "--url", db_url)
+    assert second.stdout.endswith(": 6 messages of 4 sessions, 0 new, 6 already stored\n")
+    assert {sid: stored.session_info(sid) for sid in stored.sessions()} == records
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"session_id": "x", "session": {"title": 5}}) + "\n")
+    refused = invoke("import", str(bad), "--url", db_url)
+    assert refused.exit_code == 1 and f"{bad}:1: title must be a str" in refused.stderr
+    assert stored.session_info("x") is None
 
 
 def test_import_finishes_an_interrupted_import(
@@ -325,4 +400,5 @@ def test_demo_keep_keeps_the_session(tmp_path: Path) -> None:
     finally:
         engine.dispose()
     assert len(session) == len("demo-") + 8
-    assert ok("sessions", "--url", url).stdout.splitlines()[1].split() == [session, "6"]
+    row = ok("sessions", "--url", url).stdout.splitlines()[1].split()
+    assert (row[0], row[-1]) == (session, "6")

@@ -43,8 +43,15 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 STORAGE_KINDS = ("sync", "async")
-SUBJECTS = ("memory", *(f"{backend}-{kind}" for backend in BACKENDS for kind in STORAGE_KINDS))
-"""The storages every contract test runs on: ``memory``, ``sqlite-sync``, ``sqlite-async``..."""
+PARTITIONED = "postgresql-partitioned"
+"""sqlmemory's schema hash-partitioned by session id on PostgreSQL (``partitioned.py``)."""
+SUBJECTS = (
+    "memory",
+    *(f"{backend}-{kind}" for backend in BACKENDS for kind in STORAGE_KINDS),
+    f"{PARTITIONED}-sync",
+)
+"""The storages every contract test runs on: ``memory``, ``sqlite-sync``, ``sqlite-async``...
+and ``postgresql-partitioned-sync`` (the statements are the same sync and async)."""
 
 
 class Databases:
@@ -68,6 +75,8 @@ class Databases:
         """A sync URL of the backend's database, with no ``sqlmemory_*`` table left over."""
         if backend in self._urls:
             return self._urls[backend]
+        if backend == PARTITIONED:
+            return self._partitioned_url()
         if backend not in self._reasons:
             try:
                 url = resolve_url(
@@ -94,6 +103,24 @@ class Databases:
         # Outside the except block, so the report is the reason, not a traceback chain.
         unavailable(backend, self._reasons[backend], self.environ)
 
+    def _partitioned_url(self) -> str:
+        from tests.support.partitioned import partitioned_url
+
+        base = self.url("postgresql")
+        try:
+            url = partitioned_url(base)
+        except sa.exc.DBAPIError as exc:
+            unavailable(
+                "postgresql", f"cannot create the partitioned database: {exc}", self.environ
+            )
+        scratch = sa.create_engine(url)
+        try:
+            drop_sqlmemory_tables(scratch)
+        finally:
+            scratch.dispose()
+        self._urls[PARTITIONED] = url
+        return url
+
     def async_url(self, backend: str) -> str:
         """The database of :meth:`url` through the backend's async driver, if installed."""
         url = async_url(backend, self.url(backend))
@@ -110,7 +137,12 @@ class Databases:
             engine = sa.create_engine(self.url(backend))
             try:
                 drop_sqlmemory_tables(engine)
-                upgrade(engine)
+                if backend == PARTITIONED:
+                    from tests.support.partitioned import create_partitioned_schema
+
+                    create_partitioned_schema(engine)
+                else:
+                    upgrade(engine)
                 # Reflected once: the schema is at head for the whole run.
                 self._tables[backend] = sqlmemory_data_tables(engine)
             except BaseException:
@@ -196,6 +228,12 @@ class BlockingAsyncStorage:
 
     def sessions(self, prefix: str | None = None) -> list[str]:
         return self._call(self.async_storage.sessions, prefix)
+
+    def update_session(self, session_id: str, **fields: Any) -> None:
+        self._call(functools.partial(self.async_storage.update_session, session_id, **fields))
+
+    def list_sessions(self, prefix: str | None = None, **options: Any) -> Any:
+        return self._call(functools.partial(self.async_storage.list_sessions, prefix, **options))
 
     def session(self, session_id: str) -> SessionView:
         """A bound view whose methods block like this adapter's."""
@@ -287,11 +325,14 @@ class Subject:
         return Subject(self.name, functools.partial(self._make, **options), self.engine)
 
     def state(self) -> object:
-        """Everything stored: each session's history, and every table row on SQL.
+        """Everything stored: each session's history and record, and every table row on SQL.
 
         Two equal states mean a call changed nothing (``recorded_at`` included).
         """
-        histories = {sid: self.storage.load(sid) for sid in self.storage.sessions()}
+        histories = {
+            sid: (self.storage.load(sid), self.storage.session_info(sid))
+            for sid in self.storage.sessions()
+        }
         if self.engine is None:
             return histories
         with self.engine.connect() as conn:

@@ -12,6 +12,7 @@ raises :class:`~sqlmemory.errors.ConflictError` and writes nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from sqlalchemy import Connection, delete
 
@@ -24,7 +25,7 @@ from sqlmemory.storage.sql.schema import messages_table
 from sqlmemory.storage.sql.writes import (
     _insert_messages,
     _lock_existing,
-    _remember_history,
+    _record_change,
     _stored_messages,
     _sweep_blobs,
 )
@@ -48,13 +49,14 @@ def replace_older(
     expected: Sequence[StoredMessage],
     plan: CompactionPlan,
     summary: Sequence[EncodedMessage],
+    now: datetime,
 ) -> None:
     """Replace the rows ``expected[plan.head:plan.cut]`` with ``summary``, under the lock.
 
     The summary takes the highest seqs of the range it replaces (there are at least as
     many), so it sits where the older messages were: after the pinned head, before the
     kept messages, whose rows are not touched. Every summary message carries its own
-    ``recorded_at``.
+    ``recorded_at``. The session's record gets its new message count, updated ``now``.
 
     Raises:
         ConflictError: the stored rows are not ``expected`` any more; nothing written.
@@ -72,4 +74,5 @@ def replace_older(
     stamp = replaced[-1].recorded_at
     _insert_messages(conn, sid, summary, last - len(summary) + 1, stamp)
     _sweep_blobs(conn, sid)
-    _remember_history(conn, sid, None, None)
+    count = len(expected) - len(replaced) + len(summary)
+    _record_change(conn, sid, count, now, (None, None))

@@ -65,10 +65,15 @@ class Base(DeclarativeBase):
 
 
 class SessionRow(Base):
-    """A session; its row is the per-session lock under which ``seq`` is allocated."""
+    """A session's record; its row is the per-session lock under which ``seq`` is allocated."""
 
     __tablename__ = "sqlmemory_sessions"
-    __table_args__ = (MYSQL_TABLE_ARGS,)
+    __table_args__ = (
+        # list_sessions pages by (updated_at, session_id), newest first: a page is an
+        # ordered range scan of this index, however deep it is.
+        Index(None, "updated_at", "session_id"),
+        MYSQL_TABLE_ARGS,
+    )
 
     session_id: Mapped[str] = mapped_column(Key, primary_key=True)
     next_seq: Mapped[int] = mapped_column(BigInteger, default=1)
@@ -81,6 +86,14 @@ class SessionRow(Base):
     them; any other write clears it. Lets a save of a grown history skip reading it."""
     history_len: Mapped[int | None] = mapped_column(BigInteger)
     """How many messages ``history_digest`` covers."""
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    """Wall-clock time of the last write that changed the session; never decreases."""
+    message_count: Mapped[int] = mapped_column(BigInteger)
+    """How many messages the session holds, kept by every write."""
+    title: Mapped[str | None] = mapped_column(Utf8Text)
+    """The caller's title (``update_session``)."""
+    metadata_json: Mapped[str | None] = mapped_column(Utf8Text)
+    """The caller's session metadata as JSON text (key order kept); NULL when empty."""
 
 
 class BlobRow(Base):

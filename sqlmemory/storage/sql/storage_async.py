@@ -11,8 +11,9 @@ The SQL itself is written once, in :mod:`~sqlmemory.storage.sql.reads` and
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -36,7 +37,21 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.sql import compact, reads, writes
+from sqlmemory.storage.records import (
+    DEFAULT_PAGE_LIMIT,
+    UNSET,
+    SessionInfo,
+    SessionPage,
+    Unset,
+    check_limit,
+    check_metadata,
+    check_title,
+    cutoff_of,
+    decode_cursor,
+    metadata_json,
+    page_of,
+)
+from sqlmemory.storage.sql import compact, reads, records, writes
 from sqlmemory.storage.sql._io_async import (
     call_summarizer,
     create_engine,
@@ -204,7 +219,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         """Delete the oldest messages so at most ``keep`` remain; returns how many went."""
         sid = check_session_id(session_id)
         check_count(keep, "keep")
-        return await self._run("evict", True, writes.evict, sid, keep)
+        return await self._run("evict", True, writes.evict, sid, keep, utc_now())
 
     async def clear(self, session_id: str) -> int:
         """Delete the session and all it owns; returns the number of messages deleted."""
@@ -223,7 +238,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
             'pong'
         """
         sid = check_session_id(session_id)
-        return await self._run("pop", True, writes.pop, sid)
+        return await self._run("pop", True, writes.pop, sid, utc_now())
 
     async def compact(
         self, session_id: str, summarize: AsyncSummarizer, *, keep: Policy = DEFAULT_KEEP
@@ -263,7 +278,9 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         result = await call_summarizer(summarize, list(older))
         summaries = check_messages(summary_messages(result, older, kept), self.max_blob_bytes)
         encoded = [encode_message(m) for m in summaries]
-        await self._run("compact", True, compact.replace_older, sid, stored, plan, encoded)
+        await self._run(
+            "compact", True, compact.replace_older, sid, stored, plan, encoded, utc_now()
+        )
         return len(older)
 
     async def count(self, session_id: str) -> int:
@@ -274,6 +291,64 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
     async def sessions(self, prefix: str | None = None) -> list[str]:
         """The ids of stored sessions, sorted; only those starting with ``prefix`` if given."""
         return await self._run("sessions", False, reads.session_ids, check_prefix(prefix))
+
+    async def session_info(self, session_id: str) -> SessionInfo | None:
+        """The session's record (title, metadata, times, message count), or ``None``."""
+        sid = check_session_id(session_id)
+        return await self._run("session_info", False, records.session_info, sid)
+
+    async def update_session(
+        self,
+        session_id: str,
+        *,
+        title: str | Unset | None = UNSET,
+        metadata: Mapping[str, Any] | Unset | None = UNSET,
+    ) -> None:
+        """Set the session's title and/or metadata, creating its record if needed.
+
+        An argument left out keeps its stored value; ``None`` clears it.
+
+        Raises:
+            TypeError: a title that is not a ``str``, metadata that is not a mapping.
+            ValueError: a title or metadata that cannot be stored (a lone surrogate,
+                metadata JSON cannot represent).
+        """
+        sid = check_session_id(session_id)
+        values: dict[str, Any] = {}
+        if title is not UNSET:
+            values["title"] = check_title(title)
+        if metadata is not UNSET:
+            values["metadata_json"] = metadata_json(check_metadata(metadata))
+        await self._run("update_session", True, records.update_session, sid, values, utc_now())
+
+    async def list_sessions(
+        self,
+        prefix: str | None = None,
+        *,
+        limit: int = DEFAULT_PAGE_LIMIT,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """A page of session records, the most recently updated first.
+
+        Keyset-paged: a page costs ``limit`` index rows however deep it is. Pass the
+        page's ``next_cursor`` back as ``cursor`` for the next one.
+
+        Raises:
+            TypeError: a ``prefix`` or ``cursor`` that is not a ``str``, a ``limit`` that
+                is not an ``int``.
+            ValueError: ``limit`` out of range, a ``cursor`` this method did not return.
+        """
+        check_prefix(prefix)
+        check_limit(limit)
+        after = None if cursor is None else decode_cursor(cursor)
+        found = await self._run("list_sessions", False, records.list_page, prefix, limit + 1, after)
+        return page_of(found, limit)
+
+    async def prune(self, older_than: datetime | timedelta) -> int:
+        """Delete every session not updated since ``older_than`` (a time, or an age);
+        returns the number of sessions deleted."""
+        cutoff = cutoff_of(older_than, utc_now())
+        return await self._run("prune", True, records.prune, cutoff)
 
     def session(self, session_id: str) -> AsyncSessionView:
         """A view of one session with the same methods minus the id argument."""

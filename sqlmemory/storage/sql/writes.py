@@ -43,24 +43,39 @@ INSERT_BLOCK = insert(blocks_table)
 INSERT_BLOB = insert(blobs_table)
 
 
+def _later(stored: Any, new: Any) -> Any:
+    """SQL for the later of two times: a session's clocks never go backwards."""
+    return case((stored > new, stored), else_=new)
+
+
 @functools.cache
 def _lock_statements(dialect: str, keep_history: bool) -> tuple[Executable, Executable | None]:
     """The session upsert of ``dialect`` (and, where it cannot RETURN, the read after it).
 
     ``keep_history`` says whether the session's history chain survives (``save``, which
-    sets it itself once it knows the history it leaves) or is cleared (every other write).
+    sets it itself once it knows the history it leaves, and ``update_session``) or is
+    cleared (an append, which also counts its messages on the record and moves its
+    ``updated_at``). A new record starts with ``k`` messages, updated now.
     Built once: constructing SQLAlchemy statements costs more than sending them.
     """
     values: dict[str, Any] = {
         "session_id": bindparam("sid"),
         "next_seq": bindparam("k") + 1,
         "last_recorded_at": bindparam("clock"),
-        "created_at": bindparam("clock"),
+        "created_at": bindparam("now"),
+        "updated_at": bindparam("now"),
+        "message_count": bindparam("k"),
     }
     session = sessions_table.c
     cleared: dict[str, Any] = {}
     if not keep_history:
-        cleared = {"history_digest": None, "history_len": None}
+        # An append: the record counts the new messages and its clock moves.
+        cleared = {
+            "history_digest": None,
+            "history_len": None,
+            "message_count": session.message_count + bindparam("k"),
+            "updated_at": _later(session.updated_at, bindparam("now")),
+        }
     returned = (
         session.next_seq,
         session.last_recorded_at,
@@ -103,6 +118,7 @@ def _lock_session(
     sid: str,
     k: int,
     clock: datetime,
+    now: datetime,
     *,
     keep_history: bool = False,
 ) -> SessionLock:
@@ -110,10 +126,11 @@ def _lock_session(
 
     The upsert takes the row lock in the same statement on every backend, so concurrent
     writers of one session queue here while writers of other sessions never meet. The
-    session's history chain is cleared unless ``keep_history``.
+    session's history chain is cleared unless ``keep_history``. ``clock`` is the store's
+    stamp for the messages, ``now`` the wall clock (the record's ``updated_at``).
     """
     upsert, read = _lock_statements(conn.dialect.name, keep_history)
-    params: dict[str, Any] = {"sid": sid, "k": k, "clock": clock}
+    params: dict[str, Any] = {"sid": sid, "k": k, "clock": clock, "now": now}
     result = conn.execute(upsert, params)
     row = (conn.execute(read, params) if read is not None else result).one()
     return SessionLock(int(row[0]) - k, row[1], row[2], row[3])
@@ -134,14 +151,35 @@ def _set_session(
     next_seq: int,
     clock: datetime,
     history: tuple[str, int],
+    now: datetime,
 ) -> None:
-    """Record on the locked session row the seqs used, the clock and the history chain."""
+    """Record on the locked session row the seqs used, the clock and the history chain
+    that a save left, with its message count and ``updated_at``."""
     conn.execute(
         update(sessions_table)
         .where(sessions_table.c.session_id == sid)
         .values(
             next_seq=next_seq,
             last_recorded_at=clock,
+            history_digest=history[0],
+            history_len=history[1],
+            message_count=history[1],
+            updated_at=_later(sessions_table.c.updated_at, now),
+        )
+    )
+
+
+def _record_change(
+    conn: Connection, sid: str, count: Any, now: datetime, history: tuple[str | None, int | None]
+) -> None:
+    """After a write that changed the session's messages: its record's message count
+    (``count``, a number or SQL), ``updated_at`` and history chain."""
+    conn.execute(
+        update(sessions_table)
+        .where(sessions_table.c.session_id == sid)
+        .values(
+            message_count=count,
+            updated_at=_later(sessions_table.c.updated_at, now),
             history_digest=history[0],
             history_len=history[1],
         )
@@ -217,7 +255,7 @@ def _append(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: 
     ``recorded_at`` (an import, perhaps far in the future) is stored as given and never
     pins the stamps of later messages.
     """
-    lock = _lock_session(conn, sid, len(encoded), now)
+    lock = _lock_session(conn, sid, len(encoded), now, now)
     _insert_messages(conn, sid, encoded, lock.first_seq, lock.stamp)
 
 
@@ -295,7 +333,7 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
     what the plan says. A history that grew by k messages inserts k messages, and only
     the messages written are encoded.
     """
-    lock = _lock_session(conn, sid, 0, now, keep_history=True)
+    lock = _lock_session(conn, sid, 0, now, now, keep_history=True)
     plan = plan_save(messages, lock, None)
     if plan is None:
         plan = plan_save(messages, lock, _stored_messages(conn, sid))
@@ -315,14 +353,16 @@ def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime)
         first_seq = lock.first_seq
         stamp = max(lock.stamp, now)
         _insert_messages(conn, sid, [encode_message(m) for m in written], first_seq, stamp)
-        _set_session(conn, sid, first_seq + len(written), stamp, after)
+        _set_session(conn, sid, first_seq + len(written), stamp, after, now)
+    elif plan.delete_from_seq is not None:
+        _record_change(conn, sid, len(messages), now, after)
     else:
         _remember_history(conn, sid, *after)
     if plan.delete_from_seq is not None:
         _sweep_blobs(conn, sid)
 
 
-def evict(conn: Connection, sid: str, keep: int) -> int:
+def evict(conn: Connection, sid: str, keep: int, now: datetime) -> int:
     """Delete the oldest messages so at most ``keep`` remain, never leaving a tool
     message at the head; returns how many were deleted."""
     if not _lock_existing(conn, sid):
@@ -354,7 +394,8 @@ def evict(conn: Connection, sid: str, keep: int) -> int:
         )
     ).rowcount
     _sweep_blobs(conn, sid)
-    _remember_history(conn, sid, None, None)
+    count = sessions_table.c.message_count - deleted
+    _record_change(conn, sid, count, now, (None, None))
     return int(deleted)
 
 
@@ -365,7 +406,7 @@ def _holds_bytes(message: Message) -> bool:
     )
 
 
-def pop(conn: Connection, sid: str) -> Message | None:
+def pop(conn: Connection, sid: str, now: datetime) -> Message | None:
     """Delete the newest message under the session's lock and return it; ``None`` if empty.
 
     Exactly one message goes, whatever its group. Popping the last message deletes the
@@ -387,7 +428,7 @@ def pop(conn: Connection, sid: str) -> Message | None:
     )
     if _holds_bytes(message):
         _sweep_blobs(conn, sid)
-    _remember_history(conn, sid, None, None)
+    _record_change(conn, sid, sessions_table.c.message_count - 1, now, (None, None))
     return message
 
 

@@ -1,0 +1,161 @@
+"""The statements of session records: read one, page through them, set one, prune them.
+
+Plain functions over a ``Connection``, like :mod:`~sqlmemory.storage.sql.reads` and
+:mod:`~sqlmemory.storage.sql.writes` (whose session lock the writes here take first). The
+record is the ``sqlmemory_sessions`` row; the writes of ``writes.py`` keep its
+``message_count`` and ``updated_at`` in the same transaction as the messages they change.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Integer,
+    Select,
+    and_,
+    bindparam,
+    delete,
+    func,
+    or_,
+    select,
+    tuple_,
+    update,
+)
+
+from sqlmemory.storage.records import SessionInfo, info_of
+from sqlmemory.storage.sql.column_types import Key, UTCDateTime
+from sqlmemory.storage.sql.schema import messages_table, sessions_table
+from sqlmemory.storage.sql.writes import _later, _lock_session
+
+__all__ = ["list_page", "prune", "session_info", "update_session"]
+
+PRUNE_CHUNK = 500
+"""Sessions locked and deleted per statement by :func:`prune`."""
+
+_session = sessions_table.c
+PAGE_INDEX = "ix_sqlmemory_sessions_updated_at_session_id"
+"""The index every page of :func:`list_page` is a range scan of (``schema.py``)."""
+RECORD_COLUMNS = (
+    _session.session_id,
+    _session.created_at,
+    _session.updated_at,
+    _session.message_count,
+    _session.title,
+    _session.metadata_json,
+)
+
+
+def session_info(conn: Connection, sid: str) -> SessionInfo | None:
+    """The session's record, or ``None``."""
+    row = conn.execute(select(*RECORD_COLUMNS).where(_session.session_id == sid)).first()
+    return None if row is None else info_of(dict(row._mapping))
+
+
+def _after(dialect: str) -> ColumnElement[bool]:
+    """``(updated_at, session_id) < (:at, :sid)``, as each database ranges over the index."""
+    at = bindparam("at", type_=UTCDateTime())
+    sid = bindparam("after_sid", type_=Key())
+    if dialect in ("mysql", "mariadb"):
+        # MariaDB ranges over an index with the expanded form, not with row values.
+        return or_(
+            _session.updated_at < at, and_(_session.updated_at == at, _session.session_id < sid)
+        )
+    return tuple_(_session.updated_at, _session.session_id) < tuple_(at, sid)
+
+
+@functools.cache
+def _page_statement(dialect: str, prefixed: bool, after: bool) -> Select[Any]:
+    """Newest first, ties by the greater id: a backward range scan of the
+    ``(updated_at, session_id)`` index that stops after ``LIMIT`` rows."""
+    query = (
+        select(*RECORD_COLUMNS)
+        .order_by(_session.updated_at.desc(), _session.session_id.desc())
+        .limit(bindparam("limit", type_=Integer))
+    )
+    if prefixed:
+        pattern = bindparam("pattern", type_=Key())
+        query = query.where(_session.session_id.like(pattern, escape="/"))
+        if dialect == "sqlite":
+            # SQLite's LIKE ignores ASCII case; the prefix must match exactly.
+            length = bindparam("prefix_length", type_=Integer)
+            prefix = bindparam("prefix", type_=Key())
+            query = query.where(func.substr(_session.session_id, 1, length) == prefix)
+    if after:
+        query = query.where(_after(dialect))
+    if dialect in ("mysql", "mariadb"):
+        # MariaDB's cost model prefers a full scan and a sort once the range holds most
+        # rows, though LIMIT stops the index scan after a page.
+        hint = f"FORCE INDEX ({PAGE_INDEX})"
+        query = query.with_hint(sessions_table, hint, "mysql").with_hint(
+            sessions_table, hint, "mariadb"
+        )
+    return query
+
+
+def _like_prefix(prefix: str) -> str:
+    """The ``LIKE`` pattern (escape ``/``) of the ids starting with ``prefix``."""
+    for special in ("/", "%", "_"):
+        prefix = prefix.replace(special, "/" + special)
+    return prefix + "%"
+
+
+def list_page(
+    conn: Connection, prefix: str | None, limit: int, after: tuple[datetime, str] | None
+) -> list[SessionInfo]:
+    """At most ``limit`` records, the most recently updated first, after the ``after`` key."""
+    statement = _page_statement(conn.dialect.name, bool(prefix), after is not None)
+    params: dict[str, Any] = {"limit": limit}
+    if prefix:
+        params.update(pattern=_like_prefix(prefix), prefix=prefix, prefix_length=len(prefix))
+    if after is not None:
+        params.update(at=after[0], after_sid=after[1])
+    return [info_of(dict(row)) for row in conn.execute(statement, params).mappings()]
+
+
+def update_session(conn: Connection, sid: str, values: dict[str, Any], now: datetime) -> None:
+    """Set the record's ``values`` (``title``, ``metadata_json``) under the session's lock,
+    creating the record if needed; its ``updated_at`` moves to ``now``."""
+    _lock_session(conn, sid, 0, now, now, keep_history=True)
+    conn.execute(
+        update(sessions_table)
+        .where(_session.session_id == sid)
+        .values(**values, updated_at=_later(_session.updated_at, now))
+    )
+
+
+def prune(conn: Connection, cutoff: datetime) -> int:
+    """Delete every session whose ``updated_at`` is before ``cutoff``; how many went.
+
+    The candidates are found first, then locked in sorted id order (a chunk at a time)
+    and checked again under the lock: a session written meanwhile is kept.
+    """
+    candidates = sorted(
+        conn.scalars(select(_session.session_id).where(_session.updated_at < cutoff))
+    )
+    deleted = 0
+    for start in range(0, len(candidates), PRUNE_CHUNK):
+        deleted += _prune_chunk(conn, candidates[start : start + PRUNE_CHUNK], cutoff)
+    return deleted
+
+
+def _prune_chunk(conn: Connection, ids: Sequence[str], cutoff: datetime) -> int:
+    locked = list(
+        conn.scalars(
+            select(_session.session_id)
+            .where(_session.session_id.in_(ids), _session.updated_at < cutoff)
+            .order_by(_session.session_id)
+            .with_for_update()
+        )
+    )
+    if not locked:
+        return 0
+    # Messages first (their blocks go with them), then the records (and their blobs).
+    conn.execute(delete(messages_table).where(messages_table.c.session_id.in_(locked)))
+    conn.execute(delete(sessions_table).where(_session.session_id.in_(locked)))
+    return len(locked)
