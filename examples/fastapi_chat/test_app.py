@@ -595,3 +595,24 @@ async def test_url_from_the_environment(tmp_path: Path, monkeypatch: pytest.Monk
     async with _serve(create_app()) as client:
         assert (await _post(client, "s", Message.user("hi"))).status_code == 201
     assert database.is_file()
+
+
+@pytest.mark.parametrize("depth", [65, 400, 5000])
+async def test_json_nested_too_deep_is_refused_before_it_is_stored(
+    client: httpx.AsyncClient, prefix: str, depth: int
+) -> None:
+    # docs/contract/errors.md: JSON nested deeper than 64 is refused, nothing stored, so
+    # no later read of the session can fail on it. Deeper than the JSON parser goes, the
+    # body itself is refused.
+    sid = f"{prefix}deep"
+    body = '{"a": ' * depth + "1" + "}" * depth
+    wire = messages_to_dicts([Message.user("hi")])[0]
+    text = json.dumps([{**wire, "metadata": "DEEP"}]).replace('"DEEP"', body)
+    response = await client.post(
+        f"/sessions/{sid}/messages", content=text, headers={"content-type": "application/json"}
+    )
+    assert response.status_code in (400, 422), response.text
+    assert await _ids(client, sid) == []
+    fine = await _post(client, sid, Message.user("still fine"))
+    assert fine.status_code == 201
+    assert len(await _ids(client, sid)) == 1

@@ -117,6 +117,8 @@ def parse_line(text: str, source: str, number: int) -> Record | SessionLine:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CliError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise CliError(f"{where}: JSON nested too deep") from None
     keys = set(document) if isinstance(document, dict) else set()
     if keys not in ({"session_id", "message"}, {"session_id", "session"}):
         raise CliError(

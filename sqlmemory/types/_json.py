@@ -15,6 +15,9 @@ from sqlmemory.errors import InvalidMessageError
 
 __all__ = [
     "EMPTY",
+    "MAX_JSON_DEPTH",
+    "MAX_JSON_INT",
+    "MIN_JSON_INT",
     "FrozenDict",
     "FrozenList",
     "check_str",
@@ -39,31 +42,68 @@ def check_str(value: object, what: str, *, allow_empty: bool = True) -> str:
     return value
 
 
-def freeze_json(value: Any, what: str) -> Any:
+MAX_JSON_DEPTH = 64
+"""How deeply JSON values (metadata, extras, tool arguments, payloads) may nest."""
+MIN_JSON_INT = -(2**63)
+MAX_JSON_INT = 2**63 - 1
+"""JSON integers must fit a signed 64-bit integer, as every database and most parsers
+read them."""
+
+
+def freeze_json(value: Any, what: str, depth: int = 0) -> Any:
     """Deep-copy a JSON-serialisable value into immutable containers, keeping key order.
 
     Mappings become :class:`FrozenDict` and sequences :class:`FrozenList`. NaN, Infinity,
-    non-string keys and values JSON cannot represent raise :class:`InvalidMessageError`.
+    integers outside signed 64 bits, containers nested more than :data:`MAX_JSON_DEPTH`
+    deep, non-string keys and values JSON cannot represent raise
+    :class:`InvalidMessageError` (the depth is checked on the way down, so no value can
+    exhaust the interpreter's recursion limit).
+
+    Examples:
+        >>> nested: object = 0
+        >>> for _ in range(65):
+        ...     nested = [nested]
+        >>> freeze_json(nested, "metadata")
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.InvalidMessageError: metadata is nested more than 64 deep
+        >>> freeze_json({"n": 2**63}, "metadata")
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.InvalidMessageError: metadata['n'] holds an integer outside signed 64 bits
     """
-    if value is None or isinstance(value, (bool, int)):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, int):
+        if not MIN_JSON_INT <= value <= MAX_JSON_INT:
+            raise InvalidMessageError(f"{what} holds an integer outside signed 64 bits")
+        return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise InvalidMessageError(f"{what} holds {value!r}, which JSON cannot represent")
         return value
     if isinstance(value, str):
         return check_str(value, what)
+    if isinstance(value, (Mapping, list, tuple)) and depth >= MAX_JSON_DEPTH:
+        raise InvalidMessageError(f"{_root(what)} is nested more than {MAX_JSON_DEPTH} deep")
     if isinstance(value, Mapping):
         frozen: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise InvalidMessageError(f"{what} has a non-string key {key!r}")
             check_str(key, f"{what} key")
-            frozen[key] = freeze_json(item, f"{what}[{key!r}]")
+            frozen[key] = freeze_json(item, f"{what}[{key!r}]", depth + 1)
         return _frozen_dict(frozen)
     if isinstance(value, (list, tuple)):
-        return FrozenList(freeze_json(item, f"{what}[{i}]") for i, item in enumerate(value))
+        return FrozenList(
+            freeze_json(item, f"{what}[{i}]", depth + 1) for i, item in enumerate(value)
+        )
     raise InvalidMessageError(f"{what} holds a {type(value).__name__}, which is not JSON")
+
+
+def _root(what: str) -> str:
+    """``what`` without the path into it (``metadata[0][0]...`` -> ``metadata``)."""
+    return what.split("[", 1)[0]
 
 
 def freeze_mapping(value: object, what: str) -> FrozenDict:

@@ -103,8 +103,8 @@ def _blocks() -> list[dict[str, Any]]:
             _media(
                 IMAGE_MEDIA_TYPES,
                 detail=_nullable({"enum": sorted(IMAGE_DETAILS)}),
-                width=_nullable({"type": "integer", "minimum": 1}),
-                height=_nullable({"type": "integer", "minimum": 1}),
+                width=_nullable({"type": "integer", "minimum": 1, "maximum": 65_535}),
+                height=_nullable({"type": "integer", "minimum": 1, "maximum": 65_535}),
             ),
             oneOf=_SOURCES,
             dependentRequired={"data": ["media_type"]},

@@ -43,6 +43,8 @@ IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/we
 DOCUMENT_MEDIA_TYPES = frozenset({"application/pdf", "text/plain"})
 IMAGE_DETAILS = frozenset({"low", "high", "auto", "original"})
 MAX_ID_LENGTH = 255
+MAX_IMAGE_SIDE = 65_535
+"""The largest image width or height accepted (JPEG's and GIF's own limit)."""
 
 BytesAs = Callable[[Any], str]
 """How a block's bytes appear in a dict: base64 on the wire, a hash in the canonical form."""
@@ -179,9 +181,13 @@ class ImageBlock:
         for name in ("width", "height"):
             value = getattr(self, name)
             if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value <= 0
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or not 1 <= value <= MAX_IMAGE_SIDE
             ):
-                raise InvalidMessageError(f"ImageBlock.{name} must be a positive int")
+                raise InvalidMessageError(
+                    f"ImageBlock.{name} must be an int from 1 to {MAX_IMAGE_SIDE:,}"
+                )
         object.__setattr__(self, "extras", block_extras(self.extras, "ImageBlock.extras"))
         if self.data is None:
             return
@@ -192,6 +198,11 @@ class ImageBlock:
             )
         if self.width is None or self.height is None:
             size = image_size(self.data, media_type)
+            if size is not None and max(size) > MAX_IMAGE_SIDE:
+                raise InvalidMessageError(
+                    f"ImageBlock.data claims {size[0]}x{size[1]} pixels; "
+                    f"a side may be at most {MAX_IMAGE_SIDE:,}"
+                )
             if size is not None:
                 object.__setattr__(self, "width", size[0])
                 object.__setattr__(self, "height", size[1])

@@ -96,6 +96,11 @@ def _new_id() -> str:
     return str(uuid.uuid4())
 
 
+MIN_YEAR, MAX_YEAR = 1, 9998
+"""The years a ``recorded_at`` may fall in (UTC): every backend and ``datetime`` arithmetic
+near the edges (time zones, microseconds) stay in range."""
+
+
 def _check_time(value: object) -> datetime | None:
     if value is None:
         return None
@@ -103,7 +108,16 @@ def _check_time(value: object) -> datetime | None:
         raise InvalidMessageError("Message.recorded_at must be a datetime")
     if value.tzinfo is None or value.utcoffset() is None:
         raise InvalidMessageError("Message.recorded_at must be timezone-aware")
-    return value.astimezone(timezone.utc)
+    try:
+        utc = value.astimezone(timezone.utc)
+    except OverflowError:  # e.g. 0001-01-01 00:00+05:00 lies before year 1 in UTC
+        utc = None
+    if utc is None or not MIN_YEAR <= utc.year <= MAX_YEAR:
+        raise InvalidMessageError(
+            f"Message.recorded_at must lie within the years {MIN_YEAR} to {MAX_YEAR} (UTC), "
+            f"not {value.isoformat()}"
+        )
+    return utc
 
 
 def _call_ids(content: tuple[Block, ...]) -> tuple[str, ...]:

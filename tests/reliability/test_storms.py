@@ -31,9 +31,7 @@ WORKERS = 4
 ROUNDS = 3
 
 
-def check_whole_batches(
-    history: Sequence[Message], evicted: bool, popped: bool = False
-) -> None:
+def check_whole_batches(history: Sequence[Message], evicted: bool, popped: bool = False) -> None:
     """Every batch is whole and in order; only an evict may have cut the oldest one, and
     only pops the newest messages of a batch (appends may follow a pop)."""
     ids = [m.id for m in history]

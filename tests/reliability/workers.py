@@ -72,9 +72,11 @@ def run_op(storage: Any, op: str, sid: str, writer: str, i: int) -> None:
 class BlockingAsync:
     """An :class:`AsyncSqlStorage` driven from blocking code, on a loop of its own."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, **engine_kwargs: Any) -> None:
         self._loop = asyncio.new_event_loop()
-        self._storage = self._loop.run_until_complete(_make_async(_async_url(url)))
+        made = _make_async(_async_url(url), **engine_kwargs)
+        self._storage = self._loop.run_until_complete(made)
+        self.engine = self._storage.engine.sync_engine
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         method = getattr(self._storage, name)
@@ -85,8 +87,8 @@ class BlockingAsync:
         self._loop.close()
 
 
-async def _make_async(url: str) -> AsyncSqlStorage:
-    return AsyncSqlStorage.from_url(url)
+async def _make_async(url: str, **engine_kwargs: Any) -> AsyncSqlStorage:
+    return AsyncSqlStorage.from_url(url, **engine_kwargs)
 
 
 _ASYNC_DRIVERS = {

@@ -41,7 +41,7 @@ PNG = image_bytes(65, 64, "image/png")
 NESTED_ARGS = {
     "zeta": 1,
     "alpha": {"y": [{"b": 1, "a": 2}, [3, {"d": None, "c": True}]], "x": "é\x00🙂"},
-    "mid": [1.5, -0.25, 10**20, False, ""],
+    "mid": [1.5, -0.25, 2**63 - 1, False, ""],
     "": {},
 }
 

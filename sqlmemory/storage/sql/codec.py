@@ -44,6 +44,10 @@ __all__ = [
     "time_is_stored",
 ]
 
+MAX_STORED_TOKENS = 2**31 - 1
+"""The ``tokens`` column is a 32-bit INTEGER: an estimate above it (dozens of images of
+65,535 x 65,535 pixels) is stored as this, which no token budget fits anyway."""
+
 
 @dataclass(frozen=True)
 class BlobData:
@@ -277,7 +281,7 @@ def encode_message(message: Message) -> EncodedMessage:
         "extras_json": dump_json(message.extras) if message.extras else None,
         "is_error": message.is_error,
         "digest": digest_of(message),
-        "tokens": estimate_tokens(message),
+        "tokens": min(estimate_tokens(message), MAX_STORED_TOKENS),
     }
     return EncodedMessage(message, row, blocks, blobs)
 
