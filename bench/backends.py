@@ -12,6 +12,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from machine import filesystem_of
+from peers import Place
 from raw_driver import RawDriver, RawPostgres, RawSqlite
 from sqlalchemy.engine import make_url
 
@@ -22,10 +23,15 @@ from sqlmemory.migrate import upgrade
 @dataclasses.dataclass
 class Backend:
     name: str
-    engine: sa.Engine
+    storage: SqlStorage
     raw: RawDriver
     info: dict[str, Any]
+    peers: Place
     cleanup: list[Callable[[], None]] = dataclasses.field(default_factory=list)
+
+    @property
+    def engine(self) -> sa.Engine:
+        return self.storage.engine
 
 
 def pg_conninfo(url: str) -> str:
@@ -36,8 +42,10 @@ def pg_conninfo(url: str) -> str:
 def open_sqlite(directory: Path | None) -> Backend:
     tmp = Path(tempfile.mkdtemp(prefix="sqlmemory-bench-", dir=directory))
     path = tmp / "bench.db"
-    engine = sa.create_engine(f"sqlite+pysqlite:///{path}")
-    upgrade(engine)
+    url = f"sqlite+pysqlite:///{path}"
+    upgrade(url)
+    # from_url configures the engine's connections (WAL, busy timeout, BEGIN IMMEDIATE).
+    storage = SqlStorage.from_url(url)
     raw = RawSqlite(path)
     info: dict[str, Any] = {
         "path": str(path),
@@ -45,23 +53,23 @@ def open_sqlite(directory: Path | None) -> Backend:
         "sqlite_version": sqlite3.sqlite_version,
         "raw": raw.settings(),
     }
-    SqlStorage(engine)  # configures the engine's connections (WAL, busy timeout, BEGIN)
-    with engine.connect() as conn:
+    with storage.engine.connect() as conn:
         info["sqlmemory"] = {
             "journal_mode": conn.exec_driver_sql("PRAGMA journal_mode").scalar(),
             "synchronous": conn.exec_driver_sql("PRAGMA synchronous").scalar(),
             "busy_timeout": conn.exec_driver_sql("PRAGMA busy_timeout").scalar(),
         }
-    backend = Backend("sqlite", engine, raw, info)
+    backend = Backend("sqlite", storage, raw, info, Place("sqlite", directory=tmp))
     backend.cleanup.append(lambda: shutil.rmtree(tmp, ignore_errors=True))
     return backend
 
 
 def open_postgres(url: str) -> Backend:
     raw = RawPostgres(pg_conninfo(url))
-    engine = sa.create_engine(url)
-    upgrade(engine)
-    return Backend("postgresql", engine, raw, {"url": safe_url(url), **raw.settings()})
+    upgrade(url)
+    storage = SqlStorage.from_url(url)
+    info = {"url": safe_url(url), **raw.settings()}
+    return Backend("postgresql", storage, raw, info, Place("postgresql", url=url))
 
 
 def safe_url(url: str) -> str:

@@ -1,15 +1,16 @@
 #!/usr/bin/env python
-"""sqlmemory against the raw driver, side by side, on SQLite and PostgreSQL.
+"""sqlmemory against the raw driver and the peer stores, side by side, on SQLite and PostgreSQL.
 
-Run from the repository root after ``pip install -e '.[dev]'``::
+Run from the repository root after ``pip install -e '.[dev,bench]'`` (without ``bench``
+the peers are left out, with the reason)::
 
     python bench/bench.py
 
-Every timed operation is measured with ``time.perf_counter`` after a warm-up, sqlmemory
-and the raw driver interleaved rep by rep (so background load hits both alike), and
-reported as the median and p95 in milliseconds plus the ratio of the medians
-(sqlmemory / raw). bench/README.md says what each scenario measures and what the raw
-side does.
+Every timed operation is measured with ``time.perf_counter`` after a warm-up, sqlmemory,
+the raw driver and the peers interleaved rep by rep (so background load hits all alike),
+and reported as the median and p95 in milliseconds plus the ratios of the medians
+(sqlmemory / raw, sqlmemory / the best peer). bench/README.md says what each scenario
+measures and what the raw side and the peers do.
 """
 
 from __future__ import annotations
@@ -33,11 +34,23 @@ if str(BENCH_DIR) not in sys.path:
 
 from backends import open_postgres, open_sqlite, safe_url  # noqa: E402
 from machine import machine_info  # noqa: E402
+from peers import NAMES as PEER_NAMES  # noqa: E402
+from peers import PEERS, Peers, missing, versions  # noqa: E402
 from report import derived, render, targets  # noqa: E402
 from scenarios import Run  # noqa: E402
 from sizes import BACKENDS, FULL, QUICK, SCENARIOS, Sizes  # noqa: E402
 
-__all__ = ["FULL", "QUICK", "SCENARIOS", "main", "parse_args", "render", "run"]
+__all__ = [
+    "FULL",
+    "PEERS",
+    "QUICK",
+    "SCENARIOS",
+    "main",
+    "missing",
+    "parse_args",
+    "render",
+    "run",
+]
 
 DEFAULT_JSON = BENCH_DIR / "results.json"
 DEFAULT_PG_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -51,8 +64,12 @@ def run(
     json_path: Path | None,
     sqlite_dir: Path | None = None,
     log: Callable[[str], None] | None = None,
+    peers: Sequence[str] | None = None,
 ) -> dict[str, Any]:
-    """Run every scenario on each backend in ``backends``; returns (and writes) the report."""
+    """Run every scenario on each backend in ``backends``; returns (and writes) the report.
+
+    ``peers`` names the peer stores to run (default: every one installed).
+    """
     say = log or (lambda message: print(message, file=sys.stderr, flush=True))
     run_id = uuid.uuid4().hex[:10]
     report: dict[str, Any] = {
@@ -61,6 +78,7 @@ def run(
         "backends": {},
         "results": [],
         "skipped": {},
+        "peers": {"versions": versions(), "skipped": {}},
     }
     started = time.perf_counter()
     for name in backends:
@@ -75,10 +93,15 @@ def run(
             report["skipped"][name] = reason
             continue
         report["backends"][name] = backend.info
+        contenders: Peers | None = None
         try:
             backend.raw.create_tables()
-            report["results"] += Run(backend, sizes, run_id, say).run()
+            contenders = Peers(backend.peers, peers)
+            report["peers"]["skipped"].update(contenders.skipped)
+            report["results"] += Run(backend, sizes, run_id, say, contenders).run()
         finally:
+            if contenders is not None:
+                contenders.close()
             try:
                 backend.raw.conn.rollback()
                 backend.raw.drop_tables()
@@ -86,7 +109,7 @@ def run(
                 say(f"{name}: could not drop the raw tables: {exc}")
             finally:
                 backend.raw.close()
-                backend.engine.dispose()
+                backend.storage.close()
                 for step in backend.cleanup:
                     step()
     report["scaling"] = derived(report["results"])
@@ -118,7 +141,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--sqlite-dir", type=Path, default=None, help="directory for the SQLite file (a temp dir)"
     )
+    parser.add_argument(
+        "--peers",
+        default="all",
+        help=f"comma-separated peers to run, 'all' (those installed) or 'none'; known: "
+        f"{','.join(PEER_NAMES)}",
+    )
     args = parser.parse_args(argv)
+    if args.peers == "all":
+        args.peer_list = None
+    elif args.peers == "none":
+        args.peer_list = []
+    else:
+        args.peer_list = [p.strip() for p in args.peers.split(",") if p.strip()]
+        unknown_peers = sorted(set(args.peer_list) - set(PEER_NAMES))
+        if unknown_peers:
+            parser.error(f"unknown peers {unknown_peers}; known: {','.join(PEER_NAMES)}")
     names = [b.strip().lower() for b in args.backends.split(",") if b.strip()]
     unknown = sorted(set(names) - set(BACKENDS))
     if unknown or not names:
@@ -130,7 +168,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     sizes = QUICK if args.quick else FULL
-    report = run(sizes, args.backend_list, args.pg_url, args.json, args.sqlite_dir)
+    report = run(
+        sizes, args.backend_list, args.pg_url, args.json, args.sqlite_dir, peers=args.peer_list
+    )
     m = report["machine"]
     print(
         f"\nsqlmemory {m['sqlmemory']} @ {(m['sqlmemory_commit'] or '?')[:12]}"
@@ -140,6 +180,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, info in report["backends"].items():
         version = info.get("sqlite_version") or info.get("server_version")
         print(f"{name}: {version}")
+    print("peers: " + (" ".join(f"{k}={v}" for k, v in report["peers"]["versions"].items()) or "-"))
+    for peer, reason in report["peers"]["skipped"].items():
+        print(f"  {peer} not run: {reason}")
     print()
     print(render(report))
     print(f"\n{report['seconds']} s; results written to {args.json}")

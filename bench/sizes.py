@@ -11,6 +11,7 @@ SCENARIOS = (
     "append_batch",
     "window_read",
     "full_read",
+    "window_read_shared",
     "resave",
     "image_window_read",
 )
@@ -32,6 +33,10 @@ class Sizes:
     full_read: int = 10_000
     full_reps: int = 20
     full_warmup: int = 3
+    shared_sessions: int = 100
+    shared_messages: int = 1_000
+    shared_chunk: int = 50  # messages appended to each session in turn while filling
+    unbounded_window_limit: int = 10_000  # see peers.Peer.bounded_window
     resave_turns: int = 200
     resave_tail: int = 20
     image_messages: int = 1_000
@@ -55,6 +60,9 @@ QUICK = Sizes(
     full_read=1_000,
     full_reps=5,
     full_warmup=1,
+    shared_sessions=10,
+    shared_messages=200,
+    unbounded_window_limit=1_000,
     resave_turns=30,
     resave_tail=5,
     image_messages=100,

@@ -56,6 +56,10 @@ def tiny(bench: ModuleType) -> object:
         full_read=120,
         full_reps=2,
         full_warmup=1,
+        shared_sessions=3,
+        shared_messages=12,
+        shared_chunk=4,
+        unbounded_window_limit=30,
         resave_turns=6,
         resave_tail=3,
         image_messages=15,
@@ -79,6 +83,7 @@ def test_every_scenario_runs_and_the_json_holds_positive_ratios(
         out,
         sqlite_dir=tmp_path,
         log=logged.append,
+        peers=[],  # the peers' own test is below: importing them takes seconds
     )
     written = json.loads(out.read_text())
     assert written["results"] == json.loads(json.dumps(report["results"], default=str))
@@ -95,6 +100,7 @@ def test_every_scenario_runs_and_the_json_holds_positive_ratios(
         assert math.isfinite(r["ratio"]) and r["ratio"] > 0
         assert r["ratio"] == pytest.approx(r["sqlmemory"]["median_ms"] / r["raw"]["median_ms"])
 
+    assert all(r["peers"] == {} and r["best_peer"] is None for r in results)
     windows = [r for r in results if r["scenario"] == "window_read"]
     assert {(r["variant"], r["messages"]) for r in windows} == {
         (variant, n) for variant in ("FixedWindow", "TokenWindow") for n in (30, 120)
@@ -124,9 +130,47 @@ def test_every_scenario_runs_and_the_json_holds_positive_ratios(
         assert r["label"] in table
 
 
+def test_the_installed_peers_run_every_scenario_beside_sqlmemory(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    logged: list[str] = []
+    report = bench.run(tiny(bench), ["sqlite"], bench.DEFAULT_PG_URL, None, tmp_path, logged.append)
+    results = report["results"]
+    assert {r["scenario"] for r in results} == set(bench.SCENARIOS)
+    # Every installed peer ran every scenario beside sqlmemory (the `bench` extra; without
+    # it, each is reported as not run, with the reason).
+    on_sqlite = [p for p in bench.PEERS if "sqlite" in p.backends]
+    installed = {p.name for p in on_sqlite if bench.missing(p) is None}
+    bounded = {p.name for p in on_sqlite if p.bounded_window} & installed
+    assert set(report["peers"]["skipped"]) == {p.name for p in on_sqlite} - installed
+    assert all("[bench]" in why for why in report["peers"]["skipped"].values())
+    for r in results:
+        if r.get("variant") == "TokenWindow":
+            expected = set()  # the peers have no token window
+        elif r.get("messages", 0) > 30 and r["scenario"] == "window_read":
+            expected = bounded  # past unbounded_window_limit
+        else:
+            expected = installed
+        assert set(r["peers"]) == expected, r["label"]
+        if expected:
+            best = r["peers"][r["best_peer"]]["median_ms"]
+            assert best == min(p["median_ms"] for p in r["peers"].values())
+            assert r["vs_best_peer"] == pytest.approx(r["sqlmemory"]["median_ms"] / best)
+        else:
+            assert r["best_peer"] is None and r["vs_best_peer"] is None
+
+    table = bench.render(report)
+    assert all(name in table for name in installed)
+
+
 def test_cli_flags(bench: ModuleType) -> None:
     args = bench.parse_args(["--quick", "--backends", "sqlite", "--json", "x.json"])
     assert args.quick and args.backend_list == ["sqlite"] and args.json == Path("x.json")
     assert bench.parse_args([]).backend_list == ["sqlite", "postgresql"]
+    assert bench.parse_args([]).peer_list is None
+    assert bench.parse_args(["--peers", "none"]).peer_list == []
+    assert bench.parse_args(["--peers", "langchain_sql"]).peer_list == ["langchain_sql"]
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--peers", "mem0"])
     with pytest.raises(SystemExit):
         bench.parse_args(["--backends", "oracle"])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,8 +31,43 @@ from sqlmemory.types.blocks import data_sha256
 
 # Role(value) goes through Enum.__call__; a dict lookup is several times cheaper per row.
 ROLES = {role.value: role for role in Role}
+MESSAGE_FIELDS = (
+    "seq",
+    "message_id",
+    "role",
+    "tool_call_id",
+    "text",
+    "n_blocks",
+    "call_ids",
+    "metadata_json",
+    "extras_json",
+    "is_error",
+    "recorded_at",
+    "tokens",
+    "digest",
+)
+"""The columns of a message row, in the order the reads select them: rows are read as
+tuples (a mapping per row costs more than the row) and taken apart by these positions."""
+(
+    SEQ,
+    MESSAGE_ID,
+    ROLE,
+    TOOL_CALL_ID,
+    TEXT,
+    N_BLOCKS,
+    CALL_IDS,
+    METADATA_JSON,
+    EXTRAS_JSON,
+    IS_ERROR,
+    RECORDED_AT,
+    TOKENS,
+    DIGEST,
+) = range(len(MESSAGE_FIELDS))
+MEMO = "_sqlmemory_memo"
+"""The private ``__dict__`` key of a message's :class:`_Memo`."""
 
 __all__ = [
+    "MESSAGE_FIELDS",
     "BlobData",
     "EncodedMessage",
     "decode_message",
@@ -177,20 +211,16 @@ class _Memo:
 
 
 class _Memos:
-    """:class:`_Memo` values by message identity, for as long as the message lives.
+    """:class:`_Memo` values kept beside each message's fields, in its ``__dict__``.
 
-    Messages are frozen (and, holding mappings, unhashable), so what is memoised about
-    them lives here, outside the values: equality, ``repr`` and copies never see it.
+    Messages are frozen (and, holding mappings, unhashable): the memo lives next to the
+    fields under a private name, as ``Message`` keeps its own derived values, so that
+    equality, ``repr`` and ``replace()`` never see it. A copy of a message carries it:
+    it has the same content and the same ``recorded_at``.
     """
 
-    def __init__(self) -> None:
-        self._items: dict[int, tuple[weakref.ref[Message], _Memo]] = {}
-
     def get(self, message: Message) -> _Memo | None:
-        item = self._items.get(id(message))
-        if item is not None and item[0]() is message:
-            return item[1]
-        return None
+        return message.__dict__.get(MEMO)
 
     def of(self, message: Message) -> _Memo:
         memo = self.get(message)
@@ -199,19 +229,8 @@ class _Memos:
         return memo
 
     def add(self, message: Message, memo: _Memo) -> _Memo:
-        key = id(message)
-        self._items[key] = (weakref.ref(message, self._forget(key)), memo)
+        message.__dict__[MEMO] = memo
         return memo
-
-    def _forget(self, key: int) -> Any:
-        items = self._items
-
-        def forget(ref: weakref.ref[Message]) -> None:
-            item = items.get(key)
-            if item is not None and item[0] is ref:
-                del items[key]
-
-        return forget
 
 
 _MEMOS = _Memos()
@@ -284,6 +303,9 @@ def encode_message(message: Message) -> EncodedMessage:
         "tokens": min(estimate_tokens(message), MAX_STORED_TOKENS),
     }
     return EncodedMessage(message, row, blocks, blobs)
+
+
+_NEW = object.__new__
 
 
 def _new(cls: type, **values: Any) -> Any:
@@ -370,33 +392,38 @@ def decode_block(row: Mapping[Any, Any], blobs: Mapping[str, tuple[bytes, Any, A
     return _decode_media(row, blobs)
 
 
-def decode_message(row: Mapping[Any, Any], blocks: Sequence[Block]) -> Message:
-    """A message from its row and its decoded blocks."""
-    text = row["text"]
+def decode_message(row: Sequence[Any], blocks: Sequence[Block]) -> Message:
+    """A message from its row (:data:`MESSAGE_FIELDS`) and its decoded blocks."""
+    text = row[TEXT]
     content: tuple[Block, ...] = tuple(blocks)
     if text is not None:
-        content = (_new(TextBlock, text=text, extras=EMPTY), *content)
-    message: Message = _new(
-        Message,
-        role=ROLES[row["role"]],
+        first: TextBlock = _NEW(TextBlock)
+        first.__dict__.update(text=text, extras=EMPTY)
+        content = (first, *content)
+    metadata, extras = row[METADATA_JSON], row[EXTRAS_JSON]
+    message: Message = _NEW(Message)
+    # One dict update, the memo included: the fields as __init__ would set them (they
+    # were checked when written), and what the storage knows of the stored row.
+    message.__dict__.update(
+        role=ROLES[row[ROLE]],
         content=content,
-        tool_call_id=row["tool_call_id"],
-        metadata=_json_of(row["metadata_json"]),
-        id=row["message_id"],
-        recorded_at=row["recorded_at"],
-        is_error=bool(row["is_error"]),
-        extras=_json_of(row["extras_json"]),
+        tool_call_id=row[TOOL_CALL_ID],
+        metadata=freeze_trusted(json.loads(metadata)) if metadata else EMPTY,
+        id=row[MESSAGE_ID],
+        recorded_at=row[RECORDED_AT],
+        is_error=bool(row[IS_ERROR]),
+        extras=freeze_trusted(json.loads(extras)) if extras else EMPTY,
+        _sqlmemory_memo=_Memo(row[DIGEST], loaded=True),
     )
-    _MEMOS.add(message, _Memo(row["digest"], loaded=True))
     return message
 
 
-def entry_of(row: Mapping[Any, Any]) -> Entry:
+def entry_of(row: Sequence[Any]) -> Entry:
     """What a policy needs to know of a stored message, from its row alone."""
-    call_ids = row["call_ids"]
+    call_ids = row[CALL_IDS]
     return Entry(
-        role=ROLES[row["role"]],
-        tool_call_id=row["tool_call_id"],
+        role=ROLES[row[ROLE]],
+        tool_call_id=row[TOOL_CALL_ID],
         call_ids=tuple(json.loads(call_ids)) if call_ids else (),
-        tokens=row["tokens"],
+        tokens=row[TOKENS],
     )

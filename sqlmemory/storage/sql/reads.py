@@ -22,11 +22,18 @@ from sqlalchemy import (
     select,
     union_all,
 )
-from sqlalchemy.engine import RowMapping
 
 from sqlmemory.policy import TailPolicy
 from sqlmemory.policy.groups import HEAD_ROLES, Item
-from sqlmemory.storage.sql.codec import decode_block, decode_message, entry_of
+from sqlmemory.storage.sql.codec import (
+    MESSAGE_FIELDS,
+    N_BLOCKS,
+    ROLE,
+    SEQ,
+    decode_block,
+    decode_message,
+    entry_of,
+)
 from sqlmemory.storage.sql.schema import (
     MESSAGE_COLUMNS,
     blobs_table,
@@ -43,6 +50,12 @@ DEFAULT_PAGE = 64
 HEAD_PAGE = 4
 """Messages read from the start of a session to find its head (its leading instructions)
 for a policy with ``keep_system``; a longer head is read in pages twice the size."""
+# A message row is a tuple of MESSAGE_FIELDS (see codec); a head-and-newest row has its
+# in_head flag after them.
+Row = Sequence[Any]
+IN_HEAD = len(MESSAGE_FIELDS)
+if tuple(c.name for c in MESSAGE_COLUMNS) != MESSAGE_FIELDS:  # pragma: no cover
+    raise ImportError("MESSAGE_COLUMNS and codec.MESSAGE_FIELDS disagree")
 HEAD_ROLE_NAMES = frozenset(role.value for role in HEAD_ROLES)
 MAX_PAGE = 2**31 - 1
 """The largest page bound into ``LIMIT`` (PostgreSQL binds it as a 32-bit integer); a
@@ -72,9 +85,9 @@ def session_ids(conn: Connection, prefix: str | None) -> list[str]:
     return sorted(sid for sid in found if not prefix or sid.startswith(prefix))
 
 
-def _messages(conn: Connection, sid: str, rows: Sequence[RowMapping]) -> list[Message]:
+def _messages(conn: Connection, sid: str, rows: Sequence[Row]) -> list[Message]:
     """Build messages from their rows, reading block rows and blob bytes only for them."""
-    wanted = {r["seq"] for r in rows if r["n_blocks"]}
+    wanted = {r[SEQ] for r in rows if r[N_BLOCKS]}
     by_seq: dict[int, list[Block]] = {}
     if wanted:
         block_rows = [
@@ -103,7 +116,9 @@ def _messages(conn: Connection, sid: str, rows: Sequence[RowMapping]) -> list[Me
                 blobs[sha] = (bytes(data), width, height)
         for b in block_rows:
             by_seq.setdefault(b["seq"], []).append(decode_block(b, blobs))
-    return [decode_message(r, by_seq.get(r["seq"], ())) for r in rows]
+    if not by_seq:
+        return [decode_message(r, ()) for r in rows]
+    return [decode_message(r, by_seq.get(r[SEQ], ())) for r in rows]
 
 
 @functools.cache
@@ -117,7 +132,7 @@ def _history_statement() -> Executable:
 
 def read_all(conn: Connection, sid: str) -> list[Message]:
     """The whole history of the session, oldest first."""
-    rows = conn.execute(_history_statement(), {"sid": sid}).mappings().all()
+    rows = conn.execute(_history_statement(), {"sid": sid}).all()
     return _messages(conn, sid, rows)
 
 
@@ -164,16 +179,14 @@ def _head_statements(dialect: str) -> tuple[Executable, Executable]:
     return both, oldest.where(by_seq > bindparam("after"))
 
 
-def _older_page(
-    conn: Connection, sid: str, page: int, before: RowMapping | None
-) -> list[RowMapping]:
+def _older_page(conn: Connection, sid: str, page: int, before: Row | None) -> list[Row]:
     """The ``page`` messages before ``before`` (the newest if ``None``), oldest first."""
     first_page, older_page = _page_statements()
     if before is None:
-        chunk = conn.execute(first_page, {"sid": sid, "page": page}).mappings().all()
+        chunk = conn.execute(first_page, {"sid": sid, "page": page}).all()
     else:
-        params = {"sid": sid, "page": page, "before": before["seq"]}
-        chunk = conn.execute(older_page, params).mappings().all()
+        params = {"sid": sid, "page": page, "before": before[SEQ]}
+        chunk = conn.execute(older_page, params).all()
     return list(reversed(chunk))
 
 
@@ -185,16 +198,16 @@ def newest(conn: Connection, sid: str) -> tuple[int, Message, bool] | None:
     rows = _older_page(conn, sid, 2, None)
     if not rows:
         return None
-    return int(rows[-1]["seq"]), _messages(conn, sid, rows[-1:])[0], len(rows) > 1
+    return int(rows[-1][SEQ]), _messages(conn, sid, rows[-1:])[0], len(rows) > 1
 
 
-def _has_blocks(rows: Sequence[RowMapping]) -> bool:
-    return any(r["n_blocks"] for r in rows)
+def _has_blocks(rows: Sequence[Row]) -> bool:
+    return any(r[N_BLOCKS] for r in rows)
 
 
-def _head_length(rows: Sequence[RowMapping]) -> int:
+def _head_length(rows: Sequence[Row]) -> int:
     length = 0
-    while length < len(rows) and rows[length]["role"] in HEAD_ROLE_NAMES:
+    while length < len(rows) and rows[length][ROLE] in HEAD_ROLE_NAMES:
         length += 1
     return length
 
@@ -213,48 +226,48 @@ class _Tail:
     one_statement: bool
     page: int
     """The size of the page read last."""
-    head: list[RowMapping] = field(default_factory=list)
+    head: list[Row] = field(default_factory=list)
     """The leading instructions, read apart for a policy with ``keep_system``."""
-    rows: list[RowMapping] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     """The rows of the tail, after the head."""
     items: list[Any] = field(default_factory=list)
     """What the policy reads of each row: entries, or messages if it needs content."""
 
-    def items_of(self, rows: list[RowMapping]) -> list[Any]:
+    def items_of(self, rows: list[Row]) -> list[Any]:
         if not self.policy.needs_content:
             return [entry_of(r) for r in rows]
         if self.one_statement and _has_blocks(rows):
             raise _NeedsTransaction
         return _messages(self.conn, self.sid, rows)
 
-    def add_older(self, older: list[RowMapping]) -> bool:
+    def add_older(self, older: list[Row]) -> bool:
         """Put ``older`` (a page, oldest first) before the rows; True at the history's start."""
         at_start = len(older) < self.page
         if self.head:
             # A short history's newest page reaches back into the head: those rows are
             # the head's, not the tail's.
-            boundary = self.head[-1]["seq"]
-            after_head = [r for r in older if r["seq"] > boundary]
+            boundary = self.head[-1][SEQ]
+            after_head = [r for r in older if r[SEQ] > boundary]
             at_start = at_start or len(after_head) < len(older)
             older = after_head
         self.rows = older + self.rows
         self.items = self.items_of(older) + self.items
         return at_start
 
-    def read_older(self) -> list[RowMapping]:
+    def read_older(self) -> list[Row]:
         if self.one_statement:
             raise _NeedsTransaction
         self.page = min(self.page * 2, MAX_PAGE)
         return _older_page(self.conn, self.sid, self.page, self.rows[0])
 
-    def read_head_and_newest(self) -> list[RowMapping]:
+    def read_head_and_newest(self) -> list[Row]:
         """Read the head into :attr:`head` and return the newest page, in one statement
         unless the head is longer than :data:`HEAD_PAGE` messages."""
         both, after = _head_statements(self.conn.dialect.name)
         params = {"sid": self.sid, "page": self.page, "head_page": HEAD_PAGE}
-        rows = self.conn.execute(both, params).mappings().all()
-        head_page = sorted((r for r in rows if r["in_head"]), key=lambda r: r["seq"])
-        newest = sorted((r for r in rows if not r["in_head"]), key=lambda r: r["seq"])
+        rows = self.conn.execute(both, params).all()
+        head_page: list[Row] = sorted((r for r in rows if r[IN_HEAD]), key=lambda r: r[SEQ])
+        newest: list[Row] = sorted((r for r in rows if not r[IN_HEAD]), key=lambda r: r[SEQ])
         size = HEAD_PAGE
         while True:
             length = _head_length(head_page)
@@ -264,10 +277,10 @@ class _Tail:
             if self.one_statement:
                 raise _NeedsTransaction
             size = min(size * 2, MAX_PAGE)
-            params = {"sid": self.sid, "head_page": size, "after": self.head[-1]["seq"]}
-            head_page = list(self.conn.execute(after, params).mappings().all())
+            params = {"sid": self.sid, "head_page": size, "after": self.head[-1][SEQ]}
+            head_page = list(self.conn.execute(after, params).all())
 
-    def messages(self, rows: list[RowMapping]) -> list[Message]:
+    def messages(self, rows: list[Row]) -> list[Message]:
         if self.one_statement and _has_blocks(rows):
             raise _NeedsTransaction
         return _messages(self.conn, self.sid, rows)
@@ -301,7 +314,7 @@ def read_tail(
 
 
 def _decide(
-    tail: _Tail, newest: list[RowMapping], select: Callable[[list[Any], bool], list[int] | None]
+    tail: _Tail, newest: list[Row], select: Callable[[list[Any], bool], list[int] | None]
 ) -> list[int]:
     """Read older pages until ``select`` decides; its indices into the tail's items."""
     older = newest
