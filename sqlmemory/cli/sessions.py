@@ -94,7 +94,7 @@ def sessions(url: str, prefix: str | None, limit: int, cursor: str | None) -> No
 )
 @click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
 def prune(url: str, older_than: timedelta, yes: bool) -> None:
-    """Delete the sessions not updated for a while, and everything they hold.
+    """Delete the sessions idle for longer than --older-than.
 
     A session's last update is its last write: an append, a save, an evict, a new title.
     Asks first unless --yes is given.

@@ -70,7 +70,7 @@ def racer_of(subject: Subject) -> Any:
 
 def state_through(subject: Subject, racer: Any) -> object:
     """:meth:`Subject.state`, read through ``racer`` (from inside a summarizer)."""
-    histories = {sid: racer.load(sid) for sid in racer.sessions()}
+    histories = {sid: (racer.load(sid), racer.session_info(sid)) for sid in racer.sessions()}
     if subject.engine is None:
         return histories
     with subject.engine.connect() as conn:

@@ -301,7 +301,7 @@ MALFORMED: dict[str, tuple[list[Any], str]] = {
     ),
     "input nested beyond Python's stack": (
         [_assistant({"type": "tool_use", "id": "t", "name": "f", "input": _nested(5000)})],
-        "item 0: content: nested too deeply",
+        "item 0: content[0]: ToolCall.arguments is nested more than 64 deep",
     ),
 }
 
