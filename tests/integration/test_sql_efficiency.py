@@ -33,7 +33,7 @@ class Recorder:
     statements: list[tuple[str, Any]] = field(default_factory=list)
     rows_per_insert: list[tuple[str, int]] = field(default_factory=list)
     autocommit: list[bool] = field(default_factory=list)
-    """PostgreSQL only: whether each statement ran outside a transaction."""
+    """PostgreSQL and SQLite: whether each data statement ran outside a transaction."""
 
     def data_statements(self) -> list[str]:
         """Statements other than transaction control and SQLite's per-connection PRAGMAs."""
@@ -69,8 +69,12 @@ def recording(engine: sa.Engine) -> Iterator[Recorder]:
 
     def on_cursor(conn: Any, cursor: Any, statement: str, params: Any, ctx: Any, many: Any) -> None:
         recorder.statements.append((statement, params))
-        if conn.dialect.name == "postgresql":
-            recorder.autocommit.append(conn.connection.dbapi_connection.autocommit)
+        if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA")):
+            dbapi = conn.connection.dbapi_connection
+            if conn.dialect.name == "postgresql":
+                recorder.autocommit.append(dbapi.autocommit)
+            elif conn.dialect.name == "sqlite":
+                recorder.autocommit.append(not conn.connection.driver_connection.in_transaction)
 
     def on_execute(
         conn: Any, clause: Any, multiparams: Any, params: Any, options: Any, result: Any
@@ -127,6 +131,10 @@ def test_append_batch_uses_one_insert_per_table(storage: Any, backend: str) -> N
     assert rec.inserted("sqlmemory_blocks") == 1  # the leading text stays in its message row
     assert rec.inserted("sqlmemory_blobs") == 1
     assert storage.count("s") == 51
+
+
+ONE_STATEMENT_READS = ("postgresql", "sqlite")
+"""Backends where a window read first tries one SELECT outside any transaction."""
 
 
 def _lock(backend: str) -> list[str]:
@@ -196,7 +204,7 @@ def test_a_text_window_is_one_select(storage: Any, backend: str, read: str) -> N
     assert 0 < len(window) < 32
     assert window[-1].id == history[-1].id
     assert rec.shape() == ["SELECT sqlmemory_messages"]
-    if backend == "postgresql":
+    if backend in ONE_STATEMENT_READS:
         assert rec.autocommit == [True], "a window settled by one SELECT needs no transaction"
 
 
@@ -206,7 +214,7 @@ def test_a_window_with_images_reads_blocks_and_blobs_once(storage: Any, backend:
         window = storage.load("long", FixedWindow(4))
     assert isinstance(window[-2].content[1], ImageBlock)
     reads = ["SELECT sqlmemory_messages", "SELECT sqlmemory_blocks", "SELECT sqlmemory_blobs"]
-    if backend == "postgresql":
+    if backend in ONE_STATEMENT_READS:
         # The autocommit SELECT finds block rows to read: the read starts over in a
         # snapshot transaction, so the three statements see one state.
         assert rec.shape() == ["SELECT sqlmemory_messages", *reads]
@@ -285,12 +293,12 @@ def test_a_window_that_keeps_the_system_prompt_reads_only_the_head_and_the_tail(
         # every scan of the messages, the head's and the tail's, is limited
         assert sql.upper().count("LIMIT") == sql.count("FROM sqlmemory_messages"), sql
     # The head comes in the statement of the newest page; a head longer than the 4
-    # messages read with it takes one more (PostgreSQL first tries the read as one
-    # autocommit statement, then runs it again in a snapshot transaction).
+    # messages read with it takes one more (PostgreSQL and SQLite first try the read as
+    # one autocommit statement, then run it again in a snapshot transaction).
     if head <= 4:
         assert len(reads) == 1, reads
     else:
-        assert len(reads) == (3 if backend == "postgresql" else 2), reads
+        assert len(reads) == (3 if backend in ONE_STATEMENT_READS else 2), reads
 
 
 def test_blob_bytes_are_read_only_for_messages_in_the_window(storage: Any) -> None:
