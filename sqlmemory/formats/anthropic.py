@@ -519,11 +519,13 @@ def to_anthropic(messages: Iterable[Message]) -> dict[str, Any]:
 
     Leading system and developer messages become ``system`` (a string for one plain text,
     else a list of text blocks); ``"system"`` is left out when there is none. Tool
-    messages that follow one another, and the user text after them, form one user turn.
-    What Anthropic cannot carry (thinking signed by another provider or unsigned, another
-    format's opaque items, non-text system content, a tool result that answers no call of
-    the assistant turn right before it) is dropped with a
-    :class:`~sqlmemory.formats.DroppedContentWarning`.
+    messages that follow one another, and the user text after them, form one user turn,
+    its ``tool_result`` blocks first. What Anthropic cannot carry (thinking signed by
+    another provider or unsigned, another format's opaque items, non-text system content,
+    a tool result that answers no call of the assistant turn right before it, assistant
+    messages and tool results before the first user turn, a text of whitespace only) is
+    dropped with a :class:`~sqlmemory.formats.DroppedContentWarning`; an empty text is
+    left out silently.
 
     Examples:
         >>> from sqlmemory import Message, ToolCall
@@ -622,8 +624,14 @@ class _TurnWriter:
         self.state = _TurnState()
         self.pending: set[str] = set()
         """The ids of the tool calls of the last assistant turn not answered yet."""
+        self.user_turn_sent = False
+        """The API takes no assistant turn before the first user turn."""
 
     def add(self, message: Message) -> None:
+        if not self.user_turn_sent and message.role in (Role.ASSISTANT, Role.TOOL):
+            what = "an assistant message" if message.role is Role.ASSISTANT else "a tool result"
+            warn_dropped(f"{what} before the first user turn", ANTHROPIC)
+            return
         joins = bool(_own(message).get(_JOINS, self.state.joins(message)))
         joins = joins and self.state.turn_role == "user" and _turn_role(message) == "user"
         if message.role is Role.TOOL:
@@ -656,6 +664,7 @@ class _TurnWriter:
             self.pending = {b["id"] for b in blocks if b.get("type") == "tool_use"}
         elif turn["role"] != "user" or not after_assistant:
             self.pending = set()
+        self.user_turn_sent = self.user_turn_sent or turn["role"] == "user"
         self.turns.append(turn)
 
 
@@ -679,13 +688,34 @@ def _append_to(turn: dict[str, Any], message: Message) -> None:
     if isinstance(content, str):
         content = turn["content"] = [{"type": "text", "text": content}]
     if message.role is Role.TOOL:
-        content.append(_tool_result(message))
+        # The API wants a turn's tool_result blocks before anything else in it.
+        results = next(
+            (i for i, block in enumerate(content) if block.get("type") != "tool_result"),
+            len(content),
+        )
+        content.insert(results, _tool_result(message))
     else:
         content.extend(_write_content(message))
 
 
 def _write_content(message: Message) -> list[dict[str, Any]]:
-    return [_write_block(block) for block in message.content if _sendable(block, message)]
+    return [
+        _write_block(block)
+        for block in message.content
+        if not _blank(block, message) and _sendable(block, message)
+    ]
+
+
+def _blank(block: Block, message: Message) -> bool:
+    """Whether ``block`` is a text the API refuses in a turn: empty or only whitespace.
+
+    An empty text says nothing and goes silently; whitespace is reported.
+    """
+    if not isinstance(block, TextBlock) or block.text.strip():
+        return False
+    if block.text:
+        warn_dropped(f"a {message.role.value} text of whitespace only", ANTHROPIC)
+    return True
 
 
 def _sendable(block: Block, message: Message) -> bool:

@@ -2,7 +2,8 @@
 
 Each request is ``{"system": ..., "messages": [...]}`` (``system`` left out when there is
 none), the way ``to_anthropic`` returns it and ``client.messages.create(**request)``
-takes it; the tests check each against the SDK's own TypedDicts. Responses are JSON bodies
+takes it; the tests check each against the SDK's own TypedDicts and the API's rules on
+turns (``tests.formats.anthropic_types.api_problems``). Responses are JSON bodies
 of the Messages API, which the tests parse with ``anthropic.types.Message``. The shapes
 follow the API reference: a block's keys in the order the docs write them, and also in the
 order the SDK's models dump them (``citations``, ``text``, ``type``).
@@ -267,7 +268,7 @@ REQUESTS: dict[str, dict[str, Any]] = {
             {"role": "assistant", "content": "Check 4 failed."},
         ],
     },
-    "text before the results, and a separate user turn after them": {
+    "text after the results, and a separate user turn after them": {
         "messages": [
             {"role": "user", "content": "Add 1 and 2."},
             {
@@ -279,8 +280,8 @@ REQUESTS: dict[str, dict[str, Any]] = {
             {
                 "role": "user",
                 "content": [
-                    {"type": "text", "text": "Here it is:"},
                     {"type": "tool_result", "tool_use_id": "toolu_a", "content": "3"},
+                    {"type": "text", "text": "Go on."},
                 ],
             },
             {"role": "assistant", "content": "3."},
@@ -495,7 +496,10 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "unicode and odd text": {
         "messages": [
             {"role": "user", "content": "naïve café — 東京 🚀 \x00 nul and \u2028 separators"},
-            {"role": "assistant", "content": [{"type": "text", "text": "   "}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "\t  indented,\n\ntwo lines"}],
+            },
         ],
     },
 }

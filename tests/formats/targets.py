@@ -2,9 +2,10 @@
 
 docs/providers.md (Across providers): a request built for a target must be one the target
 accepts. ``Target.problems`` says why a request is not, independently of the converters:
-the SDK's own TypedDicts, strictly (:mod:`tests.support.provider_types`), and the rules
-the types cannot say: every tool call answered, every result after its call (right after
-it in Chat).
+the SDK's own TypedDicts, strictly (:mod:`tests.support.provider_types`; for Anthropic,
+param blocks only: :mod:`tests.formats.anthropic_types`), and the rules the types cannot
+say: every tool call answered, every result after its call (right after it in Chat; in
+Anthropic, in the user turn right after, results first, and the user's turn first).
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ from typing_extensions import Required, TypedDict
 from sqlmemory import (
     DroppedContentWarning,
     Message,
+    from_anthropic,
     from_openai_chat,
     from_openai_responses,
+    to_anthropic,
     to_openai_chat,
     to_openai_responses,
 )
+from tests.formats.anthropic_types import api_problems
 from tests.support.provider_types import problems
 
 __all__ = ["TARGETS", "Target", "convert"]
@@ -133,6 +137,20 @@ def _responses_calls(request: list[dict[str, Any]]) -> list[str]:
     return [item["call_id"] for item in request if item.get("type") == "function_call"]
 
 
+def _anthropic_read(request: dict[str, Any]) -> list[Message]:
+    return from_anthropic(request["messages"], request.get("system"))
+
+
+def _anthropic_calls(request: dict[str, Any]) -> list[str]:
+    return [
+        block["id"]
+        for turn in request["messages"]
+        if isinstance(turn["content"], list)
+        for block in turn["content"]
+        if block["type"] == "tool_use"
+    ]
+
+
 @dataclass(frozen=True)
 class Target:
     """A provider format seen from outside: its converters and the request rules."""
@@ -155,6 +173,7 @@ TARGETS = {
             _responses_problems,
             _responses_calls,
         ),
+        Target("anthropic", to_anthropic, _anthropic_read, api_problems, _anthropic_calls),
     )
 }
 

@@ -30,7 +30,7 @@ from sqlmemory import (
     from_anthropic,
     to_anthropic,
 )
-from tests.formats.anthropic_types import request_problems
+from tests.formats.anthropic_types import api_problems, request_problems
 from tests.formats.corpus_anthropic import PNG_1PX, REQUESTS, RESPONSES, SIGNATURE, _nested
 
 
@@ -46,12 +46,23 @@ def _replay(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"role": "assistant", "content": content["content"]}]
 
 
+ASK = Message.user("Go.")
+"""The user turn a reply answers: a request opens with the user's turn."""
+
+
+def _after_ask(replies: list[Message]) -> dict[str, Any]:
+    """The request of ``replies`` after :data:`ASK`, its ``messages`` without ASK's turn."""
+    request = to_anthropic([ASK, *replies])
+    assert request["messages"][0] == {"role": "user", "content": "Go."}
+    return {**request, "messages": request["messages"][1:]}
+
+
 # -- the corpus ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", list(REQUESTS))
-def test_the_corpus_is_valid_for_the_sdk(name: str) -> None:
-    assert request_problems(REQUESTS[name]) == []
+def test_the_corpus_is_valid_for_the_sdk_and_the_api(name: str) -> None:
+    assert api_problems(REQUESTS[name]) == []
 
 
 @pytest.mark.parametrize("name", list(REQUESTS))
@@ -70,14 +81,14 @@ def test_a_response_is_one_assistant_message_replayed_exactly(name: str) -> None
     response = sdk.Message.model_validate(body)
     (message,) = from_anthropic(response)
     assert message.role is Role.ASSISTANT and message.id == body["id"]
-    request = to_anthropic([message])
+    request = _after_ask([message])
     assert request == {"messages": _replay(body)}
     assert json.dumps(request["messages"]) == json.dumps(_replay(body))
     assert request_problems(request) == []
     # The JSON body itself (keys in the API's order, not the SDK's) replays exactly too.
     (from_body,) = from_anthropic([body])
     assert from_body.id == body["id"]
-    replayed = to_anthropic([from_body])["messages"]
+    replayed = _after_ask([from_body])["messages"]
     assert json.dumps(replayed) == json.dumps([{"role": "assistant", "content": body["content"]}])
 
 
@@ -85,7 +96,7 @@ def test_a_response_keeps_its_usage_but_never_sends_it() -> None:
     (message,) = from_anthropic(sdk.Message.model_validate(RESPONSES["plain text"]))
     kept = message.extras["anthropic"]["_response"]
     assert kept["usage"]["output_tokens"] == 6 and kept["stop_reason"] == "end_turn"
-    assert to_anthropic([message])["messages"] == [
+    assert _after_ask([message])["messages"] == [
         {"role": "assistant", "content": [{"type": "text", "text": "Hi! My name is Claude."}]}
     ]
 
@@ -205,7 +216,7 @@ def test_server_tool_blocks_are_opaque_at_their_place() -> None:
 
 
 def test_string_and_list_content_stay_as_they_were() -> None:
-    request = REQUESTS["text before the results, and a separate user turn after them"]
+    request = REQUESTS["text after the results, and a separate user turn after them"]
     assert _round_trip(request)["messages"][-2:] == [
         {"role": "user", "content": "Thanks."},
         {"role": "user", "content": [{"type": "text", "text": "Bye."}]},
@@ -234,7 +245,7 @@ def test_the_corpus_round_trips_through_storage(storage: Any) -> None:
         storage.save(session, from_anthropic(sdk.Message.model_validate(body)))
         loaded = storage.load(session)
         assert loaded[0].id == body["id"], name
-        assert json.dumps(to_anthropic(loaded)["messages"]) == json.dumps(_replay(body)), name
+        assert json.dumps(_after_ask(loaded)["messages"]) == json.dumps(_replay(body)), name
 
 
 # -- errors --------------------------------------------------------------------------------

@@ -22,10 +22,11 @@ from sqlmemory import (
     TextBlock,
     ThinkingBlock,
     ToolCall,
+    from_anthropic,
     from_openai_chat,
     to_anthropic,
 )
-from tests.formats.anthropic_types import request_problems
+from tests.formats.anthropic_types import api_problems, request_problems
 from tests.formats.corpus_anthropic import PNG_1PX
 from tests.formats.corpus_openai_chat import REQUESTS as CHAT_REQUESTS
 
@@ -228,6 +229,109 @@ def test_a_result_that_answers_no_call_of_the_turn_before_is_dropped() -> None:
         "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "first"}],
     }
     assert len(request["messages"]) == 4 and len(dropped) == 3
+
+
+def test_assistant_messages_before_the_first_user_turn_are_dropped() -> None:
+    """A window can open on the assistant's side; the API wants the user's turn first."""
+    request, dropped = _convert(
+        [
+            Message.system("Be brief."),
+            Message.assistant("Earlier answer.", tool_calls=[ToolCall("c1", "f")]),
+            Message.tool("c1", "done"),
+            Message.assistant("Done."),
+            Message.user("And now?"),
+            Message.assistant("Now this."),
+        ]
+    )
+    assert request == {
+        "system": "Be brief.",
+        "messages": [
+            {"role": "user", "content": "And now?"},
+            {"role": "assistant", "content": "Now this."},
+        ],
+    }
+    assert len(dropped) == 3 and all("before the first user turn" in d for d in dropped)
+    assert api_problems(request) == []
+    nothing, dropped = _convert([Message.assistant("Hello.")])
+    assert nothing == {"messages": []} and len(dropped) == 1
+
+
+def test_a_system_turn_may_come_before_the_first_user_turn() -> None:
+    request = {
+        "messages": [
+            {"role": "system", "content": "Answer in French."},
+            {"role": "user", "content": "Hello"},
+        ]
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert to_anthropic(from_anthropic(request["messages"])) == request
+
+
+def test_tool_results_come_first_in_their_user_turn() -> None:
+    calls = [ToolCall("c1", "f"), ToolCall("c2", "g")]
+    history = [
+        Message.user("q"),
+        Message.assistant(tool_calls=calls),
+        Message.user("While you work: hurry."),
+        Message.tool("c1", "one"),
+        Message.tool("c2", "two"),
+        Message.user("Thanks."),
+    ]
+    request, dropped = _convert(history)
+    assert dropped == []
+    assert request["messages"][2] == {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": "c1", "content": "one"},
+            {"type": "tool_result", "tool_use_id": "c2", "content": "two"},
+            {"type": "text", "text": "While you work: hurry."},
+            {"type": "text", "text": "Thanks."},
+        ],
+    }
+    assert api_problems(request) == []
+    # A turn sent the other way round (the API refuses it) is read, and written results first.
+    refused = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Here:"},
+                {"type": "tool_result", "tool_use_id": "c1", "content": "one"},
+            ],
+        },
+    ]
+    turns = to_anthropic(from_anthropic(refused))["messages"]
+    assert turns[2]["content"] == list(reversed(refused[2]["content"]))
+
+
+def test_blank_texts_are_left_out_of_turns() -> None:
+    """The API refuses a text block that is empty or only whitespace (a tool result's own
+    empty content is fine)."""
+    request, dropped = _convert(
+        [
+            Message.user([TextBlock(""), TextBlock("q")]),
+            Message.assistant("", tool_calls=[ToolCall("c1", "f")]),
+            Message.tool("c1", ""),
+            Message.user("  \n"),
+            Message.assistant("ok"),
+        ]
+    )
+    assert request["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "q"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": ""}]},
+        {"role": "assistant", "content": "ok"},
+    ]
+    assert len(dropped) == 1 and "whitespace" in dropped[0]  # an empty text says nothing
+    assert api_problems(request) == []
 
 
 @pytest.mark.parametrize("messages", [[], [Message.system("only instructions")]])

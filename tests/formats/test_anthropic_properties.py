@@ -3,7 +3,8 @@
 Hypothesis builds requests from every block the converter maps (text, images and documents
 of each source, thinking, redacted thinking, tool use and results, server tool blocks,
 search results), with optional fields present, absent or null, and every dict's keys in
-any order (``docs/providers.md``, section "Anthropic").
+any order (``docs/providers.md``, section "Anthropic"), in turns the API accepts: the
+user's turn first, every call answered in the next turn, results first in it.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqlmemory import from_anthropic, to_anthropic
-from tests.formats.anthropic_types import request_problems
+from tests.formats.anthropic_types import api_problems
 from tests.formats.corpus_anthropic import GIF_1PX, PDF, PNG_1PX
 
-TEXT = st.text(min_size=1, max_size=12)
+TEXT = st.text(min_size=1, max_size=12).filter(str.strip)  # the API refuses blank text
 IDS = st.text(string.ascii_letters + string.digits + "_-", min_size=1, max_size=16)
 CACHE = st.sampled_from([{"type": "ephemeral"}, {"type": "ephemeral", "ttl": "1h"}, None])
 JSON = st.recursive(
@@ -146,7 +147,8 @@ SEARCH_TOOL_RESULT = _block("web_search_tool_result", tool_use_id=IDS, content=s
 
 
 @st.composite
-def _assistant_blocks(draw: st.DrawFn) -> list[dict[str, Any]]:
+def _assistant_blocks(draw: st.DrawFn, turn: int) -> list[dict[str, Any]]:
+    """An assistant turn's blocks; its calls' ids are unique in the request, as the API wants."""
     kinds = st.sampled_from(
         ["text", "thinking", "redacted", "tool_use", "tool_use", "tool_use", "server", "result"]
     )
@@ -155,7 +157,7 @@ def _assistant_blocks(draw: st.DrawFn) -> list[dict[str, Any]]:
         if kind == "tool_use":
             use = {
                 "type": "tool_use",
-                "id": f"toolu_{number}",
+                "id": f"toolu_{turn}_{number}",
                 "name": draw(IDS),
                 "input": draw(INPUT),
             }
@@ -178,45 +180,44 @@ def _turn(role: str, content: Any) -> st.SearchStrategy[dict[str, Any]]:
 
 @st.composite
 def _user_turn(draw: st.DrawFn, calls: list[str]) -> dict[str, Any]:
-    """A user turn; after an assistant turn that called tools, results for some of them.
+    """A user turn; after an assistant turn that called tools, a result for each call.
 
-    The API takes a result only for a call of the assistant turn right before, once.
+    The API takes a result only for a call of the assistant turn right before, once, and
+    wants every call answered there, the results before anything else in the turn.
     """
-    answered = (
-        draw(
-            st.permutations(calls).flatmap(
-                lambda ids: st.integers(1, len(ids)).map(lambda n: ids[:n])
-            )
-        )
-        if calls
-        else []
-    )
-    blocks = [draw(_tool_result(call_id)) for call_id in answered]
+    blocks = [draw(_tool_result(call_id)) for call_id in draw(st.permutations(calls))]
     blocks += draw(st.lists(USER_BLOCK, min_size=0 if blocks else 1, max_size=3))
     if not calls and draw(st.booleans()):
         return draw(_turn("user", draw(TEXT)))
-    return draw(_turn("user", draw(st.permutations(blocks))))
+    return draw(_turn("user", blocks))
 
 
 @st.composite
 def _conversation(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Turns the API accepts: system turns anywhere but between calls and their results,
+    the user's turn before the assistant's, every call answered in the next turn."""
     turns: list[dict[str, Any]] = []
     calls: list[str] = []
     roles = st.sampled_from(["user", "assistant", "user", "assistant", "system"])
+    user_spoke = False
     for drawn in draw(st.lists(roles, max_size=6)):
-        # Calls are mostly answered in the next turn, as the API expects.
-        role = "user" if calls and draw(st.integers(0, 3)) else drawn
+        role = "user" if calls or (drawn == "assistant" and not user_spoke) else drawn
         if role == "user":
             turns.append(draw(_user_turn(calls)))
             calls = []
+            user_spoke = True
             continue
         if role == "assistant":
-            content = draw(st.one_of(TEXT, _assistant_blocks(), _assistant_blocks()))
+            content = draw(
+                st.one_of(TEXT, _assistant_blocks(len(turns)), _assistant_blocks(len(turns)))
+            )
             calls = [b["id"] for b in content if isinstance(b, dict) and b["type"] == "tool_use"]
         else:
             content = draw(TEXT | st.lists(TEXT_BLOCK, min_size=1, max_size=2))
             calls = []
         turns.append(draw(_turn(role, content)))
+    if calls or not user_spoke:
+        turns.append(draw(_user_turn(calls)))
     return turns
 
 
@@ -236,7 +237,7 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(requests())
 def test_any_request_round_trips_exactly(request: dict[str, Any]) -> None:
-    assert request_problems(request) == []  # the strategy builds what the SDK describes
+    assert api_problems(request) == []  # the strategy builds what the API accepts
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         messages = from_anthropic(request["messages"], request.get("system"))

@@ -27,10 +27,11 @@ from sqlmemory import (
     ThinkingBlock,
     TokenWindow,
     ToolCall,
+    from_anthropic,
     from_openai_chat,
     from_openai_responses,
 )
-from tests.formats import corpus_openai_chat, corpus_openai_responses
+from tests.formats import corpus_anthropic, corpus_openai_chat, corpus_openai_responses
 from tests.formats.targets import TARGETS, Target, convert
 from tests.support.lossless import every_new_field
 from tests.support.windows import PURE, any_history, window_policies
@@ -59,6 +60,10 @@ SOURCES: dict[str, dict[str, Callable[[], list[Message]]]] = {
     "openai_responses": {
         name: (lambda items=items: from_openai_responses(items))
         for name, items in corpus_openai_responses.CASES.items()
+    },
+    "anthropic": {
+        name: (lambda request=request: from_anthropic(request["messages"], request.get("system")))
+        for name, request in corpus_anthropic.REQUESTS.items()
     },
     "sqlmemory": {"every new field": every_new_field},
 }
@@ -92,7 +97,17 @@ def _must_drop(history: list[Message], target: Target) -> list[str]:
                 block, (ThinkingBlock, RedactedThinkingBlock)
             ):
                 found.append(f"a {block.kind} block")
+            elif target.name == "anthropic" and _not_signed_by_anthropic(block):
+                found.append(f"a {block.kind} block Anthropic did not sign")
     return found
+
+
+def _not_signed_by_anthropic(block: object) -> bool:
+    """Thinking Anthropic cannot replay: unsigned, or another format's."""
+    if not isinstance(block, (ThinkingBlock, RedactedThinkingBlock)):
+        return False
+    unsigned = isinstance(block, ThinkingBlock) and block.signature is None
+    return unsigned or any(key != "anthropic" for key in block.extras)
 
 
 @pytest.mark.parametrize(

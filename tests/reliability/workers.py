@@ -12,10 +12,12 @@ import asyncio
 import multiprocessing
 import os
 import signal
+import time
 from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from sqlmemory import AsyncSqlStorage, ImageBlock, Message, SqlStorage
+from sqlmemory import AsyncSqlStorage, ConflictError, FixedWindow, ImageBlock, Message, SqlStorage
 from sqlmemory.migrate import sync_url
 from tests.support.cases import image_bytes
 
@@ -29,7 +31,12 @@ _PNG_A = image_bytes(3, 2, "image/png", seed=101)
 _PNG_B = image_bytes(2, 3, "image/png", seed=102)
 
 OPS = ("append", "save", "save_empty", "clear", "evict", "pop")
-"""The write operations the storms pair up (every write method of the storage)."""
+"""The write operations of a session's messages; the storms pair each with every other."""
+LATER_OPS = ("prune", "compact", "update_session")
+"""The later write methods (the session record, the summary, the sweep of old sessions):
+the storms pair each with every operation of :data:`OPS` and with each other."""
+COMPACT_KEEP = FixedWindow(2)
+"""The window the storms' ``compact`` keeps: the rest of the history is summarized."""
 
 
 def scale() -> int:
@@ -65,6 +72,13 @@ def run_op(storage: Any, op: str, sid: str, writer: str, i: int) -> None:
         storage.evict(sid, BATCH + 1)
     elif op == "pop":
         storage.pop(sid)
+    elif op == "compact":
+        summary = Message.user(f"{writer} summary {i}", id=f"{writer}/k{i}/summary")
+        storage.compact(sid, lambda older: summary, keep=COMPACT_KEEP)
+    elif op == "update_session":
+        storage.update_session(sid, title=f"{writer} t{i}", metadata={"by": writer, "round": i})
+    elif op == "prune":
+        storage.prune(timedelta(0))
     else:  # pragma: no cover - the suite names only OPS
         raise ValueError(op)
 
@@ -80,7 +94,7 @@ class BlockingAsync:
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         method = getattr(self._storage, name)
-        return lambda *args: self._loop.run_until_complete(method(*args))
+        return lambda *args, **kwargs: self._loop.run_until_complete(method(*args, **kwargs))
 
     def close(self) -> None:
         self._loop.run_until_complete(self._storage.close())
@@ -112,10 +126,17 @@ def open_storage(url: str, index: int) -> Any:
 def storm_worker(
     url: str, index: int, plan: Sequence[tuple[str, str, int]], barrier: Any, results: Any
 ) -> None:
-    """Run ``plan`` (``(session, op, rounds)`` steps), every step started on ``barrier``."""
+    """Run ``plan`` (``(session, op, rounds)`` steps), every step started on ``barrier``.
+
+    Reports ``(worker, operations, errors, conflicts)``: a ``compact`` that met a
+    concurrent write raised ``ConflictError`` (its documented outcome, not an error);
+    ``conflicts`` holds the ``(session, id)`` of the summaries those calls must not have
+    written.
+    """
     name = f"w{index}"
     ops = 0
     errors: list[str] = []
+    conflicts: list[tuple[str, str]] = []
     try:
         storage = open_storage(url, index)
         try:
@@ -127,13 +148,17 @@ def storm_worker(
                         run_op(storage, op, sid, name, i)
                         ops += 1
                     except Exception as exc:  # every error is a finding: report it
-                        errors.append(f"{sid} {op}: {type(exc).__name__}: {exc}")
+                        if op == "compact" and isinstance(exc, ConflictError):
+                            conflicts.append((sid, f"{name}/k{i}/summary"))
+                            ops += 1
+                        else:
+                            errors.append(f"{sid} {op}: {type(exc).__name__}: {exc}")
         finally:
             storage.close()
     except BaseException as exc:
         errors.append(f"worker {name} died: {type(exc).__name__}: {exc}")
         barrier.abort()
-    results.put((name, ops, errors))
+    results.put((name, ops, errors, conflicts))
 
 
 def upgrade_worker(url: str, index: int, barrier: Any, results: Any) -> None:
@@ -207,3 +232,85 @@ def cold_worker(url: str, index: int, sid: str, rounds: int, barrier: Any, resul
         except Exception as exc:
             errors.append(f"round {i}: {type(exc).__name__}: {exc}")
     results.put((name, ops, errors))
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+PRUNE_SESSIONS = 20
+"""Sessions of one round of the prune race."""
+
+
+def prune_race_worker(
+    url: str, index: int, rounds: int, cutoff: Any, barrier: Any, results: Any
+) -> None:
+    """Each round, ``prune(cutoff)`` runs while appends reach the old sessions it deletes.
+
+    Worker 0 seeds ``PRUNE_SESSIONS`` sessions with one message each, then sets
+    ``cutoff`` (microseconds since the epoch, a shared value) to a time after them and
+    before any append. Workers 0 and 1 (sync, async) prune everything older; workers 2
+    and 3 append a batch to every session, in opposite orders. Every append starts after
+    the cutoff, so its session was updated since then: no prune may delete it
+    (``docs/contract/storage.md``). After the round, worker 0 checks each session: the
+    two batches whole, the seed either still first or gone with its old record.
+
+    Reports ``(worker, operations, errors, deleted)``: ``deleted`` is what the prunes
+    returned, for worker 0 minus the seeds found gone (the sum must be 0).
+    """
+    name = f"p{index}"
+    ops = deleted = 0
+    errors: list[str] = []
+    try:
+        storage = open_storage(url, index)
+        try:
+            storage.count("warm-up")
+            for r in range(rounds):
+                sids = [f"prune-{r}-{k:02d}" for k in range(PRUNE_SESSIONS)]
+                if index == 0:
+                    for sid in sids:
+                        storage.append(sid, Message.user("old", id="seed"))
+                    time.sleep(0.005)
+                    now = datetime.now(timezone.utc)
+                    cutoff.value = (now - EPOCH) // timedelta(microseconds=1)
+                    time.sleep(0.005)
+                barrier.wait(TIMEOUT)
+                cut = EPOCH + timedelta(microseconds=cutoff.value)
+                if index < 2:
+                    for _ in range(2):
+                        deleted += storage.prune(cut)
+                        ops += 1
+                else:
+                    for sid in sids if index == 2 else reversed(sids):
+                        storage.append(sid, *batch(name, f"r{r}"))
+                        ops += 1
+                barrier.wait(TIMEOUT)
+                if index == 0:
+                    deleted -= _check_pruned(storage, sids, cut, errors)
+                    for sid in sids:  # or the next round's prunes would delete them
+                        storage.clear(sid)
+                barrier.wait(TIMEOUT)
+        finally:
+            storage.close()
+    except BaseException as exc:
+        errors.append(f"worker {name} died: {type(exc).__name__}: {exc}")
+        barrier.abort()
+    results.put((name, ops, errors, deleted))
+
+
+def _check_pruned(storage: Any, sids: Sequence[str], cutoff: datetime, errors: list[str]) -> int:
+    """Check the sessions of a prune race round; how many lost their seed."""
+    gone = 0
+    for sid in sids:
+        history = [m.id for m in storage.load(sid)]
+        info = storage.session_info(sid)
+        if info is None or info.message_count != len(history):
+            errors.append(f"{sid}: the record {info} disagrees with {len(history)} messages")
+        ids = history[1:] if history[:1] == ["seed"] else history
+        if ids is history:
+            gone += 1
+            if info is not None and info.created_at < cutoff:
+                errors.append(f"{sid}: the seed is gone but its old record stayed: {info}")
+        r = sid.split("-")[1]
+        expected = [[f"{w}/r{r}/{k}" for k in range(BATCH)] for w in ("p2", "p3")]
+        found = [ids[:BATCH], ids[BATCH:]]
+        if sorted(found) != expected or "seed" in ids:
+            errors.append(f"{sid}: an append made after the cutoff was lost or torn: {history}")
+    return gone

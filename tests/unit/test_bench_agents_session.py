@@ -1,0 +1,92 @@
+"""bench/agents_session.py still runs: every case, tiny sizes, SQLite, the SDK's sessions beside."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "agents_session.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> Iterator[ModuleType]:
+    """The script, loaded by path; sys.path and its sibling modules are restored after."""
+    spec = importlib.util.spec_from_file_location("sqlmemory_bench_agents_session", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    saved_path = list(sys.path)
+    saved_modules = set(sys.modules)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(spec.name, None)
+        for name in set(sys.modules) - saved_modules:
+            origin = getattr(sys.modules[name], "__file__", None)
+            if origin is not None and Path(origin).resolve().parent == SCRIPT.parent:
+                del sys.modules[name]
+        sys.path[:] = saved_path
+
+
+def test_every_case_times_sqlmemory_beside_both_sdk_sessions(
+    bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tiny = bench.Sizes(
+        add_reps=3,
+        add_warmup=1,
+        histories=(8, 40),
+        limit=5,
+        limit_reps=3,
+        limit_warmup=1,
+        full_reps=(2, 2),
+        full_warmup=1,
+        fill_turns=3,
+    )
+    databases = tmp_path / "db"
+    databases.mkdir()
+    out = tmp_path / "agents.json"
+    argv = ["--backends", "sqlite", "--sqlite-dir", str(databases), "--json", str(out)]
+    report = bench.main(argv, sizes=tiny)
+
+    written = json.loads(out.read_text())
+    assert written["results"] == json.loads(json.dumps(report["results"], default=str))
+    labels = [r["label"] for r in written["results"]]
+    assert labels == [
+        "add_items 1 turn x3",
+        "get_items(limit=5) @8",
+        "get_items(limit=5) @40",
+        "get_items() @8",
+        "get_items() @40",
+    ]
+    for r in written["results"]:
+        assert set(r["results"]) == {"sqlmemory", "agents_sqlalchemy", "agents_sqlite"}
+        assert all(0 < s["median_ms"] <= s["p95_ms"] for s in r["results"].values())
+        best = min(
+            ("agents_sqlalchemy", "agents_sqlite"), key=lambda k: r["results"][k]["median_ms"]
+        )
+        assert r["best_sdk"] == best
+        mine = r["results"]["sqlmemory"]["median_ms"]
+        assert r["vs_best_sdk"] == pytest.approx(mine / r["results"][best]["median_ms"])
+    table = capsys.readouterr().out
+    assert all(label in table for label in labels)
+    assert list(databases.iterdir()) == []  # every case's files went with the run
+
+
+def test_a_turn_is_four_responses_items_with_its_own_ids(bench: ModuleType) -> None:
+    turns = bench.Turns()
+    first, second = turns.turn(0), turns.turn(1)
+    assert [i.get("type", "message") for i in first] == [
+        "message",
+        "function_call",
+        "function_call_output",
+        "message",
+    ]
+    assert first[1]["call_id"] == first[2]["call_id"] != second[1]["call_id"]
+    assert first[3]["id"] != second[3]["id"]
