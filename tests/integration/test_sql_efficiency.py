@@ -213,14 +213,35 @@ def test_a_window_with_images_reads_blocks_and_blobs_once(storage: Any, backend:
     with recording(storage.sync_engine) as rec:
         window = storage.load("long", FixedWindow(4))
     assert isinstance(window[-2].content[1], ImageBlock)
-    reads = ["SELECT sqlmemory_messages", "SELECT sqlmemory_blocks", "SELECT sqlmemory_blobs"]
+    # The page's block rows come with its message rows, in one statement.
+    reads = ["SELECT sqlmemory_messages", "SELECT sqlmemory_blobs"]
+    assert "JOIN sqlmemory_blocks" in rec.touching("sqlmemory_messages", "SELECT")[0][0]
     if backend in ONE_STATEMENT_READS:
-        # The autocommit SELECT finds block rows to read: the read starts over in a
-        # snapshot transaction, so the three statements see one state.
+        # The autocommit SELECT finds blob bytes to read: the read starts over in a
+        # snapshot transaction, so its two statements see one state.
         assert rec.shape() == ["SELECT sqlmemory_messages", *reads]
-        assert rec.autocommit == [True, False, False, False]
+        assert rec.autocommit == [True, False, False]
     else:
         assert rec.shape() == reads
+
+
+def test_a_window_with_tool_calls_is_one_select(storage: Any, backend: str) -> None:
+    history = []
+    for i in range(200):
+        call = ToolCall(f"c{i}", "lookup", {"q": i})
+        history += [
+            Message.user(f"question {i}"),
+            Message.assistant("let me look", tool_calls=[call]),
+            Message.tool(f"c{i}", f"answer {i}"),
+        ]
+    storage.append("agent", *history)
+    with recording(storage.sync_engine) as rec:
+        window = storage.load("agent", FixedWindow(2))
+    assert window == FixedWindow(2).apply(storage.load("agent"))
+    assert isinstance(window[-2].content[1], ToolCall)
+    assert rec.shape() == ["SELECT sqlmemory_messages"]
+    if backend in ONE_STATEMENT_READS:
+        assert rec.autocommit == [True], "block rows come with the page: no second read"
 
 
 @pytest.mark.parametrize("images", [False, True])

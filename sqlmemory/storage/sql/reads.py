@@ -15,11 +15,13 @@ from typing import Any, Protocol, cast
 
 from sqlalchemy import (
     ClauseElement,
+    CompoundSelect,
     Connection,
     Dialect,
     Executable,
     Integer,
     Select,
+    and_,
     bindparam,
     func,
     literal_column,
@@ -62,6 +64,12 @@ IN_HEAD = len(MESSAGE_FIELDS)
 if tuple(c.name for c in MESSAGE_COLUMNS) != MESSAGE_FIELDS:  # pragma: no cover
     raise ImportError("MESSAGE_COLUMNS and codec.MESSAGE_FIELDS disagree")
 HEAD_ROLE_NAMES = frozenset(role.value for role in HEAD_ROLES)
+BLOCK_COLUMNS = tuple(c for c in blocks_table.c if c.name != "session_id")
+"""The block columns a page read joins to its message rows (``position`` is NULL on
+the one row of a message without block rows)."""
+BLOCK_NAMES = tuple(c.name for c in BLOCK_COLUMNS)
+BlockRows = dict[int, list[Mapping[str, Any]]]
+"""Block rows by message seq, as read with their page."""
 MAX_PAGE = 2**31 - 1
 """The largest page bound into ``LIMIT`` (PostgreSQL binds it as a 32-bit integer); a
 policy asking for more (``recent(10**30)``) reads pages of this size until it is done."""
@@ -134,21 +142,33 @@ def session_ids(conn: Connection, prefix: str | None) -> list[str]:
     return sorted(sid for sid in found if not prefix or sid.startswith(prefix))
 
 
-def _messages(conn: Connection, sid: str, rows: Sequence[Row]) -> list[Message]:
-    """Build messages from their rows, reading block rows and blob bytes only for them."""
+def _messages(
+    conn: Connection, sid: str, rows: Sequence[Row], known: BlockRows | None = None
+) -> list[Message]:
+    """Build messages from their rows, reading block rows (those not ``known`` already)
+    and blob bytes only for them."""
     wanted = {r[SEQ] for r in rows if r[N_BLOCKS]}
     by_seq: dict[int, list[Block]] = {}
     if wanted:
-        block_rows = [
+        block_rows: list[Any] = []
+        if known:
+            for seq in sorted(wanted & known.keys()):
+                block_rows += known[seq]
+            wanted -= known.keys()
+        block_rows += [
             b
-            for b in conn.execute(
-                select(blocks_table)
-                .where(
-                    blocks_table.c.session_id == sid,
-                    blocks_table.c.seq.between(min(wanted), max(wanted)),
-                )
-                .order_by(blocks_table.c.seq, blocks_table.c.position)
-            ).mappings()
+            for b in (
+                ()
+                if not wanted
+                else conn.execute(
+                    select(blocks_table)
+                    .where(
+                        blocks_table.c.session_id == sid,
+                        blocks_table.c.seq.between(min(wanted), max(wanted)),
+                    )
+                    .order_by(blocks_table.c.seq, blocks_table.c.position)
+                ).mappings()
+            )
             if b["seq"] in wanted
         ]
         shas = {b["blob_sha256"] for b in block_rows if b["blob_sha256"] is not None}
@@ -229,13 +249,59 @@ def _head_statements(dialect: str) -> tuple[Executable, Executable]:
     return both, oldest.where(by_seq > bindparam("after"))
 
 
-def _older_page(conn: Connection, sid: str, page: int, before: Row | None) -> list[Row]:
-    """The ``page`` messages before ``before`` (the newest if ``None``), oldest first."""
+@functools.cache
+def _with_blocks(statement: Select[Any] | CompoundSelect[Any]) -> Select[Any]:
+    """``statement`` (a page of message rows) with the block rows of its messages: each
+    message row once per block row (once, its block columns NULL, if it has none), by
+    seq and position. One statement is one snapshot, so a page read in autocommit needs
+    no second statement for its tool calls or output texts."""
+    page = statement.subquery("page")
+    blocks = blocks_table.c
+    return (
+        select(page, *BLOCK_COLUMNS)
+        .outerjoin(
+            blocks_table,
+            and_(blocks.session_id == bindparam("sid"), blocks.seq == page.c.seq),
+        )
+        # A message in both the head and the newest page comes twice, each copy whole.
+        .order_by(page.c.seq.desc(), *page.c[IN_HEAD:], blocks.position)
+    )
+
+
+def _split(joined: Sequence[Row], width: int, blocks: BlockRows) -> list[Row]:
+    """The message rows of a :func:`_with_blocks` read, newest first (a message read twice,
+    in the head and in the newest page, once for each), its block rows put in ``blocks``."""
+    rows: list[Row] = []
+    last: Any = None
+    for r in joined:
+        key = (r[SEQ], r[width - 1])
+        if key != last:
+            last = key
+            rows.append(r[:width])
+            found: list[Mapping[str, Any]] = []
+            seq = r[SEQ]
+            if seq not in blocks:
+                blocks[seq] = found
+        if r[width + 1] is not None and blocks[seq] is found:
+            found.append(dict(zip(BLOCK_NAMES, r[width:], strict=True)))
+    return rows
+
+
+def _older_page(
+    conn: Connection, sid: str, page: int, before: Row | None, blocks: BlockRows | None = None
+) -> list[Row]:
+    """The ``page`` messages before ``before`` (the newest if ``None``), oldest first; with
+    ``blocks``, their block rows are read by the same statement and put there."""
     first_page, older_page = _page_statements()
-    if before is None:
-        chunk = _rows(conn, first_page, {"sid": sid, "page": page})
+    statement = first_page if before is None else older_page
+    params = {"sid": sid, "page": page}
+    if before is not None:
+        params["before"] = before[SEQ]
+    if blocks is None:
+        chunk = _rows(conn, statement, params)
     else:
-        chunk = _rows(conn, older_page, {"sid": sid, "page": page, "before": before[SEQ]})
+        joined = _rows(conn, _with_blocks(statement), params)
+        chunk = _split(joined, len(MESSAGE_FIELDS), blocks)
     chunk.reverse()
     return chunk
 
@@ -249,10 +315,6 @@ def newest(conn: Connection, sid: str) -> tuple[int, Message, bool] | None:
     if not rows:
         return None
     return int(rows[-1][SEQ]), _messages(conn, sid, rows[-1:])[0], len(rows) > 1
-
-
-def _has_blocks(rows: Sequence[Row]) -> bool:
-    return any(r[N_BLOCKS] for r in rows)
 
 
 def _head_length(rows: Sequence[Row]) -> int:
@@ -282,13 +344,13 @@ class _Tail:
     """The rows of the tail, after the head."""
     items: list[Any] = field(default_factory=list)
     """What the policy reads of each row: entries, or messages if it needs content."""
+    blocks: BlockRows = field(default_factory=dict)
+    """The block rows read with the pages, by seq."""
 
     def items_of(self, rows: list[Row]) -> list[Any]:
         if not self.policy.needs_content:
             return [entry_of(r) for r in rows]
-        if self.one_statement and _has_blocks(rows):
-            raise _NeedsTransaction
-        return _messages(self.conn, self.sid, rows)
+        return self.messages(rows)
 
     def add_older(self, older: list[Row]) -> bool:
         """Put ``older`` (a page, oldest first) before the rows; True at the history's start."""
@@ -308,14 +370,14 @@ class _Tail:
         if self.one_statement:
             raise _NeedsTransaction
         self.page = min(self.page * 2, MAX_PAGE)
-        return _older_page(self.conn, self.sid, self.page, self.rows[0])
+        return _older_page(self.conn, self.sid, self.page, self.rows[0], self.blocks)
 
     def read_head_and_newest(self) -> list[Row]:
         """Read the head into :attr:`head` and return the newest page, in one statement
         unless the head is longer than :data:`HEAD_PAGE` messages."""
         both, after = _head_statements(self.conn.dialect.name)
         params = {"sid": self.sid, "page": self.page, "head_page": HEAD_PAGE}
-        rows = _rows(self.conn, both, params)
+        rows = _split(_rows(self.conn, _with_blocks(both), params), IN_HEAD + 1, self.blocks)
         head_page: list[Row] = sorted((r for r in rows if r[IN_HEAD]), key=lambda r: r[SEQ])
         newest: list[Row] = sorted((r for r in rows if not r[IN_HEAD]), key=lambda r: r[SEQ])
         size = HEAD_PAGE
@@ -331,9 +393,20 @@ class _Tail:
             head_page = _rows(self.conn, after, params)
 
     def messages(self, rows: list[Row]) -> list[Message]:
-        if self.one_statement and _has_blocks(rows):
+        if self.one_statement and self._needs_more(rows):
             raise _NeedsTransaction
-        return _messages(self.conn, self.sid, rows)
+        return _messages(self.conn, self.sid, rows, self.blocks)
+
+    def _needs_more(self, rows: list[Row]) -> bool:
+        """Whether building ``rows`` takes another statement: for block rows not read
+        with the page (a long head's), or for blob bytes."""
+        blocks = self.blocks
+        for r in rows:
+            if r[N_BLOCKS]:
+                found = blocks.get(r[SEQ])
+                if found is None or any(b["blob_sha256"] is not None for b in found):
+                    return True
+        return False
 
 
 def read_tail(
@@ -352,7 +425,8 @@ def read_tail(
     tail = _Tail(conn, sid, policy, one_statement, page)
     try:
         if not getattr(policy, "keep_system", False):
-            chosen = _decide(tail, _older_page(conn, sid, page, None), policy.select)
+            newest = _older_page(conn, sid, page, None, tail.blocks)
+            chosen = _decide(tail, newest, policy.select)
             return _window(tail, chosen, [])
         pinning = cast(_PinningPolicy, policy)
         newest = tail.read_head_and_newest()
