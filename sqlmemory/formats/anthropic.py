@@ -523,8 +523,9 @@ def to_anthropic(messages: Iterable[Message]) -> dict[str, Any]:
     its ``tool_result`` blocks first. What Anthropic cannot carry (thinking signed by
     another provider or unsigned, another format's opaque items, non-text system content,
     a tool result that answers no call of the assistant turn right before it, assistant
-    messages and tool results before the first user turn) is dropped with a
-    :class:`~sqlmemory.formats.DroppedContentWarning`.
+    messages and tool results before the first user turn, a text of whitespace only) is
+    dropped with a :class:`~sqlmemory.formats.DroppedContentWarning`; an empty text is
+    left out silently.
 
     Examples:
         >>> from sqlmemory import Message, ToolCall
@@ -698,7 +699,23 @@ def _append_to(turn: dict[str, Any], message: Message) -> None:
 
 
 def _write_content(message: Message) -> list[dict[str, Any]]:
-    return [_write_block(block) for block in message.content if _sendable(block, message)]
+    return [
+        _write_block(block)
+        for block in message.content
+        if not _blank(block, message) and _sendable(block, message)
+    ]
+
+
+def _blank(block: Block, message: Message) -> bool:
+    """Whether ``block`` is a text the API refuses in a turn: empty or only whitespace.
+
+    An empty text says nothing and goes silently; whitespace is reported.
+    """
+    if not isinstance(block, TextBlock) or block.text.strip():
+        return False
+    if block.text:
+        warn_dropped(f"a {message.role.value} text of whitespace only", ANTHROPIC)
+    return True
 
 
 def _sendable(block: Block, message: Message) -> bool:

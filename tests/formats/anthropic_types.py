@@ -98,7 +98,8 @@ def turn_problems(turns: list[dict[str, Any]]) -> list[str]:
     Consecutive turns of one role count as one (the API combines them). The first turn
     that is not a system turn is the user's. Every ``tool_use`` is answered once in the
     user turn right after it, whose ``tool_result`` blocks come before anything else;
-    no ``tool_result`` answers anything else, and ``tool_use`` ids are unique.
+    no ``tool_result`` answers anything else, and ``tool_use`` ids are unique. A turn's
+    text blocks hold more than whitespace.
     """
     combined = _combined(turns)
     found: list[str] = []
@@ -118,6 +119,8 @@ def turn_problems(turns: list[dict[str, Any]]) -> list[str]:
             (i for i, b in enumerate(turn.blocks) if b.get("type") != "tool_result"),
             len(turn.blocks),
         )
+        if any(b.get("type") == "text" and not b.get("text", "").strip() for b in turn.blocks):
+            found.append(f"{where}: a text block of whitespace only, or empty")
         if leading != len(results):
             found.append(f"{where}: tool_result blocks after other content")
         if sorted(results) != sorted(open_uses if turn.role == "user" else []):

@@ -496,7 +496,10 @@ REQUESTS: dict[str, dict[str, Any]] = {
     "unicode and odd text": {
         "messages": [
             {"role": "user", "content": "naïve café — 東京 🚀 \x00 nul and \u2028 separators"},
-            {"role": "assistant", "content": [{"type": "text", "text": "   "}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "\t  indented,\n\ntwo lines"}],
+            },
         ],
     },
 }

@@ -309,6 +309,31 @@ def test_tool_results_come_first_in_their_user_turn() -> None:
     assert turns[2]["content"] == list(reversed(refused[2]["content"]))
 
 
+def test_blank_texts_are_left_out_of_turns() -> None:
+    """The API refuses a text block that is empty or only whitespace (a tool result's own
+    empty content is fine)."""
+    request, dropped = _convert(
+        [
+            Message.user([TextBlock(""), TextBlock("q")]),
+            Message.assistant("", tool_calls=[ToolCall("c1", "f")]),
+            Message.tool("c1", ""),
+            Message.user("  \n"),
+            Message.assistant("ok"),
+        ]
+    )
+    assert request["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "q"}]},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": ""}]},
+        {"role": "assistant", "content": "ok"},
+    ]
+    assert len(dropped) == 1 and "whitespace" in dropped[0]  # an empty text says nothing
+    assert api_problems(request) == []
+
+
 @pytest.mark.parametrize("messages", [[], [Message.system("only instructions")]])
 def test_no_turns_give_an_empty_message_list(messages: list[Message]) -> None:
     request, _ = _convert(messages)

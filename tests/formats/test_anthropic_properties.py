@@ -21,7 +21,7 @@ from sqlmemory import from_anthropic, to_anthropic
 from tests.formats.anthropic_types import api_problems
 from tests.formats.corpus_anthropic import GIF_1PX, PDF, PNG_1PX
 
-TEXT = st.text(min_size=1, max_size=12)
+TEXT = st.text(min_size=1, max_size=12).filter(str.strip)  # the API refuses blank text
 IDS = st.text(string.ascii_letters + string.digits + "_-", min_size=1, max_size=16)
 CACHE = st.sampled_from([{"type": "ephemeral"}, {"type": "ephemeral", "ttl": "1h"}, None])
 JSON = st.recursive(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import random
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ class Recorder:
 
     statements: list[tuple[str, Any]] = field(default_factory=list)
     rows_per_insert: list[tuple[str, int]] = field(default_factory=list)
+    autocommit: list[bool] = field(default_factory=list)
+    """PostgreSQL and SQLite: whether each data statement ran outside a transaction."""
 
     def data_statements(self) -> list[str]:
         """Statements other than transaction control and SQLite's per-connection PRAGMAs."""
@@ -39,6 +42,15 @@ class Recorder:
             for sql, _ in self.statements
             if not sql.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA"))
         ]
+
+    def shape(self) -> list[str]:
+        """Each data statement as its verb and the table it reads or writes first."""
+        shapes = []
+        for sql in self.data_statements():
+            verb = sql.lstrip("( ").split()[0].upper()
+            table = re.search(r"\b(?:FROM|INTO|UPDATE)\s+(\w+)", sql)
+            shapes.append(f"{verb} {table.group(1) if table else '?'}")
+        return shapes
 
     def inserted(self, table: str) -> int:
         return sum(n for name, n in self.rows_per_insert if name == table)
@@ -57,6 +69,12 @@ def recording(engine: sa.Engine) -> Iterator[Recorder]:
 
     def on_cursor(conn: Any, cursor: Any, statement: str, params: Any, ctx: Any, many: Any) -> None:
         recorder.statements.append((statement, params))
+        if not statement.lstrip().upper().startswith(("BEGIN", "COMMIT", "ROLLBACK", "PRAGMA")):
+            dbapi = conn.connection.dbapi_connection
+            if conn.dialect.name == "postgresql":
+                recorder.autocommit.append(dbapi.autocommit)
+            elif conn.dialect.name == "sqlite":
+                recorder.autocommit.append(not conn.connection.driver_connection.in_transaction)
 
     def on_execute(
         conn: Any, clause: Any, multiparams: Any, params: Any, options: Any, result: Any
@@ -115,6 +133,127 @@ def test_append_batch_uses_one_insert_per_table(storage: Any, backend: str) -> N
     assert storage.count("s") == 51
 
 
+ONE_STATEMENT_READS = ("postgresql", "sqlite")
+"""Backends where a window read first tries one SELECT outside any transaction."""
+
+
+def _lock(backend: str) -> list[str]:
+    """The session upsert that takes the lock and allocates seqs; MySQL/MariaDB cannot
+    RETURN from it and read the allocated seq in a second statement."""
+    return ["INSERT sqlmemory_sessions", *(["SELECT sqlmemory_sessions"] * (backend == "mysql"))]
+
+
+# The statement counts of docs/performance.md ("What a call costs"), asserted whole.
+
+
+@pytest.mark.parametrize("size", [1, 2, 100])
+def test_append_of_text_messages_is_the_lock_and_one_insert(
+    storage: Any, backend: str, size: int
+) -> None:
+    storage.append("s", Message.user("first"))
+    with recording(storage.sync_engine) as rec:
+        storage.append("s", *(Message.user(f"m{i}") for i in range(size)))
+    assert rec.shape() == [*_lock(backend), "INSERT sqlmemory_messages"]
+    assert rec.inserted("sqlmemory_messages") == size
+
+
+def test_append_of_a_batch_with_images_adds_the_blob_check_and_one_insert_per_table(
+    storage: Any, backend: str
+) -> None:
+    batch = [Message.user([f"picture {i}", ImageBlock(_png(i % 2), "image/png")]) for i in range(6)]
+    storage.append("s", Message.user("first"))
+    with recording(storage.sync_engine) as rec:
+        storage.append("s", *batch, Message.user("after"))
+    assert rec.shape() == [
+        *_lock(backend),
+        "SELECT sqlmemory_blobs",  # which of the batch's blobs the session holds already
+        "INSERT sqlmemory_blobs",
+        "INSERT sqlmemory_messages",
+        "INSERT sqlmemory_blocks",
+    ]
+    assert rec.inserted("sqlmemory_blobs") == 2  # two distinct images, each stored once
+    assert rec.inserted("sqlmemory_blocks") == 6
+
+
+def _filled(storage: Any, images: bool) -> list[Message]:
+    history = [Message.system("be brief")]
+    for i in range(300):
+        content: Any = f"message {i}"
+        if images and i % 50 == 49:
+            content = [content, ImageBlock(_png(i), "image/png")]
+        history.append(Message.user(content))
+        history.append(Message.assistant(f"answer {i}"))
+    storage.append("long", *history)
+    return history
+
+
+@pytest.mark.parametrize(
+    "read",
+    ["FixedWindow", "TokenWindow", "recent", "FixedWindow keep_system", "TokenWindow keep_system"],
+)
+def test_a_text_window_is_one_select(storage: Any, backend: str, read: str) -> None:
+    history = _filled(storage, images=False)
+    keep_system = read.endswith("keep_system")
+    with recording(storage.sync_engine) as rec:
+        if read == "recent":
+            window = storage.recent("long", 20)
+        elif read.startswith("FixedWindow"):
+            window = storage.load("long", FixedWindow(20, keep_system=keep_system))
+        else:
+            window = storage.load("long", TokenWindow(40, keep_system=keep_system))
+    assert 0 < len(window) < 32
+    assert window[-1].id == history[-1].id
+    assert rec.shape() == ["SELECT sqlmemory_messages"]
+    if backend in ONE_STATEMENT_READS:
+        assert rec.autocommit == [True], "a window settled by one SELECT needs no transaction"
+
+
+def test_a_window_with_images_reads_blocks_and_blobs_once(storage: Any, backend: str) -> None:
+    _filled(storage, images=True)
+    with recording(storage.sync_engine) as rec:
+        window = storage.load("long", FixedWindow(4))
+    assert isinstance(window[-2].content[1], ImageBlock)
+    reads = ["SELECT sqlmemory_messages", "SELECT sqlmemory_blocks", "SELECT sqlmemory_blobs"]
+    if backend in ONE_STATEMENT_READS:
+        # The autocommit SELECT finds block rows to read: the read starts over in a
+        # snapshot transaction, so the three statements see one state.
+        assert rec.shape() == ["SELECT sqlmemory_messages", *reads]
+        assert rec.autocommit == [True, False, False, False]
+    else:
+        assert rec.shape() == reads
+
+
+@pytest.mark.parametrize("images", [False, True])
+def test_a_full_load_is_one_select_then_blocks_and_blobs_if_any(storage: Any, images: bool) -> None:
+    history = _filled(storage, images=images)
+    with recording(storage.sync_engine) as rec:
+        assert len(storage.load("long")) == len(history)
+    reads = ["SELECT sqlmemory_messages"]
+    if images:
+        reads += ["SELECT sqlmemory_blocks", "SELECT sqlmemory_blobs"]
+    assert rec.shape() == reads
+
+
+@pytest.mark.parametrize("after_append", [False, True])
+def test_a_save_of_a_grown_history_is_the_lock_the_insert_and_the_record(
+    storage: Any, backend: str, after_append: bool
+) -> None:
+    storage.save("agent", [Message.user(f"m{i}") for i in range(10)])
+    if after_append:
+        storage.append("agent", Message.user("appended: the hash chain no longer vouches"))
+    grown = [*storage.load("agent"), Message.user("one more"), Message.assistant("sure")]
+    with recording(storage.sync_engine) as rec:
+        storage.save("agent", grown)
+    read = ["SELECT sqlmemory_messages"] if after_append else []
+    assert rec.shape() == [
+        *_lock(backend),
+        *read,  # the stored ids and digests, read once
+        "INSERT sqlmemory_messages",
+        "UPDATE sqlmemory_sessions",  # the seqs used and the new hash chain
+    ]
+    assert rec.inserted("sqlmemory_messages") == 2
+
+
 @pytest.mark.parametrize("policy", [FixedWindow(20), TokenWindow(200), RecentWindow(20)])
 def test_window_read_touches_only_the_tail(storage: Any, policy: Any) -> None:
     history = [Message.user(f"message {i}") for i in range(3000)]
@@ -154,12 +293,12 @@ def test_a_window_that_keeps_the_system_prompt_reads_only_the_head_and_the_tail(
         # every scan of the messages, the head's and the tail's, is limited
         assert sql.upper().count("LIMIT") == sql.count("FROM sqlmemory_messages"), sql
     # The head comes in the statement of the newest page; a head longer than the 4
-    # messages read with it takes one more (PostgreSQL first tries the read as one
-    # autocommit statement, then runs it again in a snapshot transaction).
+    # messages read with it takes one more (PostgreSQL and SQLite first try the read as
+    # one autocommit statement, then run it again in a snapshot transaction).
     if head <= 4:
         assert len(reads) == 1, reads
     else:
-        assert len(reads) == (3 if backend == "postgresql" else 2), reads
+        assert len(reads) == (3 if backend in ONE_STATEMENT_READS else 2), reads
 
 
 def test_blob_bytes_are_read_only_for_messages_in_the_window(storage: Any) -> None:
@@ -209,9 +348,7 @@ def test_resave_from_a_changed_message_rewrites_from_there(storage: Any) -> None
     with recording(storage.sync_engine) as rec:
         storage.save("edit", edited)
     assert rec.inserted("sqlmemory_messages") == 4  # m6 replaced, m7..m9 after it
-    assert [m.text_content() for m in storage.load("edit")] == [
-        m.text_content() for m in edited
-    ]
+    assert [m.text_content() for m in storage.load("edit")] == [m.text_content() for m in edited]
 
 
 @pytest.mark.parametrize("between", ["append", "evict", "edit", "none"])

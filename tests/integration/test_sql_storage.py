@@ -8,8 +8,11 @@ history keeps the stored rows, a changed one is rewritten from the first differe
 
 from __future__ import annotations
 
+import gc
 from datetime import timedelta
+from typing import Any
 
+import pytest
 import sqlalchemy as sa
 
 from sqlmemory import Message, SqlStorage, TextBlock, ThinkingBlock, ToolCall
@@ -112,3 +115,26 @@ def test_a_leading_text_block_is_kept_inline(storage: SqlStorage, engine: sa.Eng
         (TextBlock("cached", extras={"cache_control": {}}),),
         (ThinkingBlock("hmm"), TextBlock("then text")),
     ]
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_load_leaves_the_garbage_collector_as_it_found_it(storage: Any, enabled: bool) -> None:
+    # A whole-history read pauses the cyclic collector while it builds the messages.
+    storage.append("s", *(Message.user(f"m{i}") for i in range(50)))
+    was = gc.isenabled()
+    try:
+        if enabled:
+            gc.enable()
+        else:
+            gc.disable()
+        loaded = storage.load("s")
+        assert gc.isenabled() is enabled
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
+    assert [m.text_content() for m in loaded] == [f"m{i}" for i in range(50)]
+    assert all(
+        m.recorded_at is not None and m.recorded_at.utcoffset() == timedelta(0) for m in loaded
+    )

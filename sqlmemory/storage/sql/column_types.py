@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sqlalchemy import DateTime, Dialect, LargeBinary, String, Text
@@ -10,6 +10,9 @@ from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 __all__ = ["Blob", "Key", "UTCDateTime", "Utf8Text"]
+
+_ZERO = timedelta(0)
+_combine = datetime.combine
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -38,9 +41,11 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=timezone.utc)
-        return value.astimezone(timezone.utc)
+        if value.tzinfo is not None and value.utcoffset() != _ZERO:
+            return value.astimezone(timezone.utc)
+        # UTC already, or naive UTC wall time: datetime.combine puts the zone on several
+        # times faster than replace(tzinfo=) or astimezone(), once per row read.
+        return _combine(value, value.time(), timezone.utc)
 
     def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
         if dialect.name != "sqlite":
@@ -48,11 +53,11 @@ class UTCDateTime(TypeDecorator[datetime]):
         # SQLite hands back SQLAlchemy's text form ("YYYY-MM-DD HH:MM:SS.ffffff"), which
         # datetime.fromisoformat parses in C; SQLAlchemy's generic parser, then the zone,
         # cost several times more per row, and full reads parse one per message.
+        # Parsing the zone with the rest is several times faster than replace(tzinfo=).
         parse = datetime.fromisoformat
-        utc = timezone.utc
 
         def process(value: str | None) -> datetime | None:
-            return None if value is None else parse(value).replace(tzinfo=utc)
+            return None if value is None else parse(value + "+00:00")
 
         return process
 
