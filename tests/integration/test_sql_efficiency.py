@@ -133,7 +133,7 @@ def test_append_batch_uses_one_insert_per_table(storage: Any, backend: str) -> N
     assert storage.count("s") == 51
 
 
-ONE_STATEMENT_READS = ("postgresql", "sqlite")
+ONE_STATEMENT_READS = ("postgresql",)
 """Backends where a window read first tries one SELECT outside any transaction."""
 
 
@@ -293,8 +293,8 @@ def test_a_window_that_keeps_the_system_prompt_reads_only_the_head_and_the_tail(
         # every scan of the messages, the head's and the tail's, is limited
         assert sql.upper().count("LIMIT") == sql.count("FROM sqlmemory_messages"), sql
     # The head comes in the statement of the newest page; a head longer than the 4
-    # messages read with it takes one more (PostgreSQL and SQLite first try the read as
-    # one autocommit statement, then run it again in a snapshot transaction).
+    # messages read with it takes one more (PostgreSQL first tries the read as one
+    # autocommit statement, then runs it again in a snapshot transaction).
     if head <= 4:
         assert len(reads) == 1, reads
     else:

@@ -17,7 +17,7 @@ from sqlmemory.errors import missing_driver_message
 from sqlmemory.policy import Policy, TailPolicy
 from sqlmemory.storage.checks import DEFAULT_MAX_BLOB_BYTES, check_messages, check_session_id
 from sqlmemory.storage.sql.codec import EncodedMessage, encode_message
-from sqlmemory.storage.sql.engine import ONE_STATEMENT_OPTION, WRITE_OPTION, configure_engine
+from sqlmemory.storage.sql.engine import WRITE_OPTION, configure_engine
 from sqlmemory.types import Message
 
 __all__ = ["SqlStorageBase"]
@@ -91,14 +91,13 @@ class SqlStorageBase(Generic[EngineT]):
 
     @property
     def _one_statement_options(self) -> dict[str, Any] | None:
-        # A single SELECT is its own snapshot. On PostgreSQL and SQLite, running it in
-        # autocommit saves the BEGIN and COMMIT (round trips on PostgreSQL, a third of a
-        # window's Python on SQLite); a read that needs a second statement starts over in
-        # a snapshot transaction. On MySQL autocommit itself costs round trips to switch.
+        # A single SELECT is its own snapshot. On PostgreSQL, running it in autocommit
+        # saves the BEGIN and COMMIT round trips; a read that needs a second statement
+        # starts over in a snapshot transaction. On SQLite the transaction costs less
+        # than reading the page twice whenever the window holds a tool call or an image
+        # (most windows of an agent); on MySQL autocommit itself costs round trips.
         if self._dialect == "postgresql":
             return {"isolation_level": "AUTOCOMMIT"}
-        if self._dialect == "sqlite":
-            return {ONE_STATEMENT_OPTION: True}
         return None
 
     @property

@@ -13,7 +13,6 @@ from sqlmemory.errors import StorageError, is_transient
 
 __all__ = [
     "MAX_TRANSIENT_RETRIES",
-    "ONE_STATEMENT_OPTION",
     "SQLITE_BUSY_TIMEOUT_MS",
     "WRITE_OPTION",
     "Retries",
@@ -27,7 +26,6 @@ _FIRST_DELAY = 0.01
 _MAX_DELAY = 0.5
 
 WRITE_OPTION = "sqlmemory_write"
-ONE_STATEMENT_OPTION = "sqlmemory_one_statement"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
@@ -91,12 +89,8 @@ def _sqlite_begin(conn: Connection) -> None:
         if conn.exec_driver_sql("PRAGMA journal_mode").scalar() not in ("memory", "wal"):
             _switch_to_wal(conn)
         info["sqlmemory_ready"] = True
-    options = conn.get_execution_options()
-    if options.get(ONE_STATEMENT_OPTION, False):
-        # A read of one SELECT is its own snapshot: it runs in the driver's autocommit,
-        # without the BEGIN and COMMIT (a read that needs more starts over in one).
-        return
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_OPTION, False) else "BEGIN")
+    write = conn.get_execution_options().get(WRITE_OPTION, False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
 def _switch_to_wal(conn: Connection) -> None:
