@@ -19,7 +19,7 @@ from sqlmemory.formats._common import OPENAI_RESPONSES, format_extras, where
 from sqlmemory.formats._shells import merge, same, split
 from sqlmemory.types import Block, DocumentBlock, ImageBlock, OpaqueBlock, TextBlock
 from sqlmemory.types._fields import b64_encode
-from sqlmemory.types._json import thaw_json
+from sqlmemory.types._json import FrozenDict, check_str, thaw_json
 
 __all__ = ["PART", "block_to_part", "check_keys", "part_to_block"]
 
@@ -103,13 +103,26 @@ def part_to_block(part: Any, index: int, field: str) -> Block:
         ConversionError: the part is no object, has no string ``type``, or a field the
             block needs has the wrong type.
     """
-    if not isinstance(part, Mapping):
+    if type(part) is not dict and not isinstance(part, Mapping):
         raise ConversionError(f"{where(index, field)}: expected an object")
     check_keys(part, index, field)
     kind = part.get("type")
     if not isinstance(kind, str):
         raise ConversionError(f"{where(index, f'{field}.type')}: expected a string")
-    block = _read(part, kind, index, field)
+    if kind in _TEXT_TYPES:
+        # Text is built once, with its shell: its fields are known from the part alone.
+        key = "refusal" if kind == "refusal" else "text"
+        text = check_str(_text(part, key, index, field), "TextBlock.text")
+        shell = split(part, {key: text}, _SDK_ORDER[kind], keep=("type",))
+        try:
+            block: Block | None = TextBlock(text, extras={OPENAI_RESPONSES: {PART: shell}})
+        except InvalidMessageError as exc:
+            raise ConversionError(f"{where(index, field)}: {exc}") from None
+        if same(block_to_part(block, "input_text"), part):  # type: ignore[arg-type]
+            return block  # type: ignore[return-value]
+        block = None
+    else:
+        block = _read(part, kind, index, field)
     if block is not None:
         shell = split(part, _fields(block, kind, native=False), _SDK_ORDER[kind], keep=("type",))
         try:
@@ -162,7 +175,16 @@ def block_to_part(block: Block, text_type: str) -> dict[str, Any] | None:
     A block read from a part is merged back into its shell; another is written as a part
     of its kind, text as ``text_type`` (``input_text`` or ``output_text``).
     """
-    own = format_extras(block.extras, OPENAI_RESPONSES)
+    own = block.extras.get(OPENAI_RESPONSES)
+    if type(own) is not FrozenDict:
+        own = format_extras(block.extras, OPENAI_RESPONSES)
+    if type(block) is TextBlock:
+        found = own.get(PART)
+        if type(found) is FrozenDict:
+            kind = found.get("type")
+            if type(kind) is str:
+                key = "refusal" if kind == "refusal" else "text"
+                return merge(found, {key: block.text}, _SDK_ORDER.get(kind, ()))
     if isinstance(block, OpaqueBlock):
         if block.provider == OPENAI_RESPONSES and PART in own:
             payload: dict[str, Any] = thaw_json(block.payload)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats._common import (
@@ -38,7 +38,7 @@ from sqlmemory.types import (
     ThinkingBlock,
     ToolCall,
 )
-from sqlmemory.types._json import thaw_json
+from sqlmemory.types._json import FrozenDict, check_str, thaw_json
 
 __all__ = ["from_openai_responses", "to_openai_responses"]
 
@@ -101,6 +101,9 @@ _SDK_REASONING = ("id", "summary", "type", "content", "encrypted_content", "stat
 
 
 def _own(extras: Mapping[str, Any]) -> Mapping[str, Any]:
+    own = extras.get(FMT)
+    if type(own) is FrozenDict:
+        return own
     return format_extras(extras, FMT)
 
 
@@ -157,7 +160,7 @@ class _Reader:
         self.start = 0
 
     def read(self, item: Any, index: int) -> None:
-        if not isinstance(item, Mapping):
+        if type(item) is not dict and not isinstance(item, Mapping):
             raise ConversionError(f"{where(index)}: expected an object")
         check_keys(item, index, "")
         kind = _kind(item, index)
@@ -231,8 +234,11 @@ def _opaque(item: Mapping[str, Any], index: int, call_id: str | None = None) -> 
 
 
 def _with_own(block: _B, own: Mapping[str, Any], index: int) -> _B:
+    extras = {**block.extras, FMT: own}
     try:
-        return dataclasses.replace(block, extras={**block.extras, FMT: own})
+        if type(block) is TextBlock:  # dataclasses.replace() without its introspection
+            return cast(_B, TextBlock(cast(TextBlock, block).text, extras=extras))
+        return dataclasses.replace(block, extras=extras)
     except InvalidMessageError as exc:
         raise ConversionError(f"{where(index)}: {exc}") from None
 
@@ -298,22 +304,30 @@ def _output_block(item: Mapping[str, Any], kind: str, index: int) -> Block:
 def _function_call(item: Mapping[str, Any], index: int) -> Block:
     name, arguments = _string(item, "name", index), _string(item, "arguments", index)
     call_id = _string(item, "call_id", index)
+    # What _call_fields() gives for the call, known before the call is built (built once).
+    rendered = {"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments}
+    shell = split(item, rendered, _SDK_CALL)
     try:
-        call = ToolCall(call_id, name, arguments_text=arguments)
+        call = ToolCall(call_id, name, arguments_text=arguments, extras={FMT: shell})
     except InvalidMessageError as exc:
         raise ConversionError(f"{where(index)}: {exc}") from None
-    call = _with_own(call, split(item, _call_fields(call), _SDK_CALL), index)
     if same(_call_item(call), item):
         return call
     return _opaque(item, index, call_id)
 
 
 def _reasoning(item: Mapping[str, Any], index: int) -> ThinkingBlock | None:
+    text = _summary_text(item, index)
     try:
-        block = ThinkingBlock(_summary_text(item, index))
+        check_str(text, "ThinkingBlock.thinking")
     except InvalidMessageError as exc:
         raise ConversionError(f"{where(index, 'summary')}: {exc}") from None
-    block = _with_own(block, split(item, _reasoning_fields(block), _SDK_REASONING), index)
+    # What _reasoning_fields() gives for the block, known before it is built (built once).
+    shell = split(item, _summary_fields(text), _SDK_REASONING)
+    try:
+        block = ThinkingBlock(text, extras={FMT: shell})
+    except InvalidMessageError as exc:
+        raise ConversionError(f"{where(index)}: {exc}") from None
     return block if same(_reasoning_item(block), item) else None
 
 
@@ -432,6 +446,10 @@ def _units(
     units: list[dict[str, Any] | _Unit] = []
     open_unit: _Unit | None = None
     for block in blocks:
+        if assistant and type(block) is ToolCall:  # the usual case first: _whole_item's
+            units.append(_call_item(block))
+            open_unit = None
+            continue
         own = _own(block.extras)
         item = _whole_item(block, assistant)
         if item is not None:
@@ -533,7 +551,11 @@ def _call_item(call: ToolCall) -> dict[str, Any]:
 
 
 def _reasoning_fields(block: ThinkingBlock) -> dict[str, Any]:
-    texts = block.thinking.split("\n\n") if block.thinking else []
+    return _summary_fields(block.thinking)
+
+
+def _summary_fields(thinking: str) -> dict[str, Any]:
+    texts = thinking.split("\n\n") if thinking else []
     summary = [{"text": text, "type": "summary_text"} for text in texts]
     return {"type": "reasoning", "summary": summary}
 

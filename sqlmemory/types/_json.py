@@ -35,6 +35,8 @@ def check_str(value: object, what: str, *, allow_empty: bool = True) -> str:
         raise InvalidMessageError(f"{what} must be a str, not {type(value).__name__}")
     if not allow_empty and not value:
         raise InvalidMessageError(f"{what} must not be empty")
+    if value.isascii():  # O(1) in CPython: ASCII text holds no surrogate
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -72,6 +74,61 @@ def freeze_json(value: Any, what: str, depth: int = 0) -> Any:
         ...
         sqlmemory.errors.InvalidMessageError: metadata['n'] holds an integer outside signed 64 bits
     """
+    try:
+        return _freeze(value, depth)
+    except _Unfit:
+        # Something to refuse, or a type the fast walk leaves alone: the full walk names it.
+        return _freeze_checked(value, what, depth)
+
+
+class _Unfit(Exception):
+    """Raised by :func:`_freeze` for a value it leaves to :func:`_freeze_checked`."""
+
+
+def _freeze(value: Any, depth: int) -> Any:
+    """:func:`freeze_json` for the plain types JSON parsers and converters give, without
+    building the path of every value (which only an error needs)."""
+    kind = type(value)
+    if kind is str:
+        if value.isascii() or _encodes(value):
+            return value
+        raise _Unfit
+    if value is None or kind is bool:
+        return value
+    if kind is int:
+        if MIN_JSON_INT <= value <= MAX_JSON_INT:
+            return value
+        raise _Unfit
+    if kind is float and math.isfinite(value):
+        return value
+    if depth >= MAX_JSON_DEPTH:
+        raise _Unfit
+    if kind in _OBJECTS:
+        return _freeze_object(value, depth)
+    if kind in _ARRAYS:
+        return FrozenList([_freeze(item, depth + 1) for item in value])
+    raise _Unfit
+
+
+def _freeze_object(value: dict[str, Any], depth: int) -> FrozenDict:
+    frozen: dict[str, Any] = {}
+    for key, item in value.items():
+        if type(key) is not str or not (key.isascii() or _encodes(key)):
+            raise _Unfit
+        frozen[key] = _freeze(item, depth + 1)
+    return _frozen_dict(frozen)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _freeze_checked(value: Any, what: str, depth: int = 0) -> Any:
+    """:func:`freeze_json` value by value, naming the path of the first value refused."""
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -92,11 +149,11 @@ def freeze_json(value: Any, what: str, depth: int = 0) -> Any:
             if not isinstance(key, str):
                 raise InvalidMessageError(f"{what} has a non-string key {key!r}")
             check_str(key, f"{what} key")
-            frozen[key] = freeze_json(item, f"{what}[{key!r}]", depth + 1)
+            frozen[key] = _freeze_checked(item, f"{what}[{key!r}]", depth + 1)
         return _frozen_dict(frozen)
     if isinstance(value, (list, tuple)):
         return FrozenList(
-            freeze_json(item, f"{what}[{i}]", depth + 1) for i, item in enumerate(value)
+            _freeze_checked(item, f"{what}[{i}]", depth + 1) for i, item in enumerate(value)
         )
     raise InvalidMessageError(f"{what} holds a {type(value).__name__}, which is not JSON")
 
@@ -121,9 +178,12 @@ def freeze_mapping(value: object, what: str) -> FrozenDict:
 
 def thaw_json(value: Any) -> Any:
     """The mutable (``dict``/``list``) copy of a value made by :func:`freeze_json`."""
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind in _OBJECTS or isinstance(value, Mapping):
         return {key: thaw_json(item) for key, item in value.items()}
-    if isinstance(value, (tuple, list)):
+    if kind in _ARRAYS or isinstance(value, (tuple, list)):
         return [thaw_json(item) for item in value]
     return value
 
@@ -235,6 +295,11 @@ def _frozen_dict(items: dict[str, Any]) -> FrozenDict:
     dict.__init__(frozen, items)
     return frozen
 
+
+# The exact types of plain JSON values, for walks that take the common case first.
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+_OBJECTS = frozenset({dict, FrozenDict})
+_ARRAYS = frozenset({list, tuple, FrozenList})
 
 EMPTY: FrozenDict = _frozen_dict({})
 """The empty :class:`FrozenDict`, shared."""

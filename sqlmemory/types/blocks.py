@@ -8,7 +8,7 @@ Tool calls and opaque provider items are blocks too: :mod:`sqlmemory.types.calls
 from __future__ import annotations
 
 import hashlib
-import unicodedata
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar, Literal
@@ -50,6 +50,10 @@ BytesAs = Callable[[Any], str]
 """How a block's bytes appear in a dict: base64 on the wire, a hash in the canonical form."""
 
 
+# Unicode's category Cc (control) is exactly C0, DEL and C1, and is closed to new characters.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def check_id(value: object, what: str) -> str:
     """Return ``value`` if it is a valid message or tool-call id, else raise."""
     text = check_str(value, what, allow_empty=False)
@@ -57,7 +61,7 @@ def check_id(value: object, what: str) -> str:
         raise InvalidMessageError(f"{what} is longer than {MAX_ID_LENGTH} characters")
     # Ids are keys: PostgreSQL cannot store NUL in them, and no provider issues ids with
     # control characters, so they are refused like in session ids.
-    if any(unicodedata.category(ch) == "Cc" for ch in text):
+    if _CONTROL.search(text) is not None:
         raise InvalidMessageError(f"{what} holds a control character")
     return text
 

@@ -8,7 +8,7 @@ reverse (``docs/contract/messages.md``).
 from __future__ import annotations
 
 import json
-import uuid
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -54,17 +54,25 @@ class Role(str, Enum):
 _ROLES = {role.value: role for role in Role}
 
 
+_EXACT_BLOCKS = frozenset(BLOCK_TYPES)
+
+
 def _to_blocks(value: Content | None, what: str) -> tuple[Block, ...]:
     if value is None:
         return ()
-    if isinstance(value, str):
+    kind = type(value)
+    sequence: Any = value
+    if kind is list or kind is tuple:
+        if all(type(item) in _EXACT_BLOCKS for item in sequence):  # the converters' case
+            return tuple(sequence)
+    elif isinstance(value, str):
         return (TextBlock(value),)
-    if isinstance(value, BLOCK_TYPES):
+    elif isinstance(value, BLOCK_TYPES):
         return (value,)
-    if isinstance(value, (bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
+    elif isinstance(value, (bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
         raise InvalidMessageError(f"{what} must be a str, a block or a sequence of them")
     blocks: list[Block] = []
-    for item in value:
+    for item in sequence:
         if isinstance(item, str):
             blocks.append(TextBlock(item))
         elif isinstance(item, BLOCK_TYPES):
@@ -76,6 +84,8 @@ def _to_blocks(value: Content | None, what: str) -> tuple[Block, ...]:
 
 def _with_calls(content: tuple[Block, ...], tool_calls: object) -> tuple[Block, ...]:
     """``content`` followed by the ``tool_calls`` it does not hold already."""
+    if tool_calls == () and type(tool_calls) is tuple:
+        return content
     if isinstance(tool_calls, (str, bytes, Mapping)) or not isinstance(tool_calls, Iterable):
         raise InvalidMessageError("Message.tool_calls must be a sequence of ToolCall")
     calls = tuple(tool_calls)
@@ -93,7 +103,13 @@ def _a(role: Role) -> str:
 
 
 def _new_id() -> str:
-    return str(uuid.uuid4())
+    """A random UUID (version 4) as text: what ``str(uuid.uuid4())`` gives, several times
+    faster (no ``UUID`` object built)."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 MIN_YEAR, MAX_YEAR = 1, 9998
