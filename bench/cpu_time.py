@@ -73,6 +73,17 @@ def main(src: str) -> dict[str, float]:
         for i in range(100)
     ]
     s.append("img", *pictures)
+    calls = [sm.ToolCall(f"c{i}", "lookup", {"q": i}) for i in range(333)]
+    agent = [
+        m
+        for i, call in enumerate(calls)
+        for m in (
+            Message.user(f"question {i}"),
+            Message.assistant("let me look", tool_calls=[call]),
+            Message.tool(call.id, f"answer {i}"),
+        )
+    ]
+    s.append("agent", *agent)
     singles = iter([Message.user("hello there " * 8) for _ in range(5_000)])
     batches = iter([[Message.user(f"b{i} {j}") for j in range(100)] for i in range(30)])
     history = s.load("full")[:200]
@@ -87,6 +98,9 @@ def main(src: str) -> dict[str, float]:
         "full_read@10k": _best(lambda: s.load("full"), 1),
         "window_read FixedWindow(20) @10k": _best(lambda: s.load("full", FixedWindow(20)), 200),
         "image_window_read FixedWindow(20) @100": _best(lambda: s.load("img", FixedWindow(20)), 50),
+        "tool_window_read FixedWindow(10) @1k": _best(
+            lambda: s.load("agent", FixedWindow(10)), 200
+        ),
         "append_one": _best(lambda: s.append("one", next(singles)), 200),
         "append_batch 100": _best(lambda: s.append("batch", *next(batches)), 5),
         "resave @200 (+2)": _best(resave, 20),

@@ -261,7 +261,11 @@ def _with_blocks(statement: Select[Any] | CompoundSelect[Any]) -> Select[Any]:
         select(page, *BLOCK_COLUMNS)
         .outerjoin(
             blocks_table,
-            and_(blocks.session_id == bindparam("sid"), blocks.seq == page.c.seq),
+            and_(
+                page.c.n_blocks > 0,
+                blocks.session_id == bindparam("sid"),
+                blocks.seq == page.c.seq,
+            ),
         )
         # A message in both the head and the newest page comes twice, each copy whole.
         .order_by(page.c.seq.desc(), *page.c[IN_HEAD:], blocks.position)
@@ -270,19 +274,30 @@ def _with_blocks(statement: Select[Any] | CompoundSelect[Any]) -> Select[Any]:
 
 def _split(joined: Sequence[Row], width: int, blocks: BlockRows) -> list[Row]:
     """The message rows of a :func:`_with_blocks` read, newest first (a message read twice,
-    in the head and in the newest page, once for each), its block rows put in ``blocks``."""
+    in the head and in the newest page, once for each), its block rows put in ``blocks``.
+
+    A message row keeps the block columns of its first row after its ``width`` fields:
+    the codec reads those fields by position only.
+    """
     rows: list[Row] = []
     last: Any = None
+    position = width + 1
+    found: list[Mapping[str, Any]] = []
+    seq: Any = None
     for r in joined:
+        if r[position] is None:  # a message without block rows: its only row
+            rows.append(r)
+            last = None
+            continue
         key = (r[SEQ], r[width - 1])
         if key != last:
             last = key
-            rows.append(r[:width])
-            found: list[Mapping[str, Any]] = []
+            rows.append(r)
+            found = []
             seq = r[SEQ]
             if seq not in blocks:
                 blocks[seq] = found
-        if r[width + 1] is not None and blocks[seq] is found:
+        if blocks[seq] is found:
             found.append(dict(zip(BLOCK_NAMES, r[width:], strict=True)))
     return rows
 
