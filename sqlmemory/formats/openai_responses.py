@@ -38,7 +38,7 @@ from sqlmemory.types import (
     ThinkingBlock,
     ToolCall,
 )
-from sqlmemory.types._json import FrozenDict, check_str, thaw_json
+from sqlmemory.types._json import EMPTY, FrozenDict, check_str, thaw_json
 
 __all__ = ["from_openai_responses", "to_openai_responses"]
 
@@ -104,7 +104,7 @@ def _own(extras: Mapping[str, Any]) -> Mapping[str, Any]:
     own = extras.get(FMT)
     if type(own) is FrozenDict:
         return own
-    return format_extras(extras, FMT)
+    return EMPTY if own is None else format_extras(extras, FMT)
 
 
 # -- reading ------------------------------------------------------------------------------

@@ -36,10 +36,15 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+# json.loads(text, parse_constant=...) would build a decoder per call (a text starting
+# with a byte order mark is refused by both).
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
 def parse_arguments(text: str) -> FrozenDict | None:
     """The arguments ``text`` holds when it is a JSON object (within bounds), else ``None``."""
     try:
-        value = json.loads(text, parse_constant=_no_constant)
+        value = _DECODER.decode(text)
     except (ValueError, RecursionError):
         return None
     if not isinstance(value, dict):

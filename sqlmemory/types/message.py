@@ -226,7 +226,7 @@ class Message:
             EMPTY if metadata is None else freeze_mapping(metadata, "Message.metadata"),
         )
         setattr_(self, "id", _new_id() if id is None else check_id(id, "Message.id"))
-        setattr_(self, "recorded_at", _check_time(recorded_at))
+        setattr_(self, "recorded_at", None if recorded_at is None else _check_time(recorded_at))
         setattr_(self, "is_error", is_error)
         extras = EMPTY if extras is None else freeze_mapping(extras, "Message.extras")
         setattr_(self, "extras", extras)
@@ -237,7 +237,7 @@ class Message:
         call_ids = _call_ids(self.content)
         if call_ids and role is not Role.ASSISTANT:
             raise InvalidMessageError(f"{_a(role)} message cannot carry tool calls")
-        if len(set(call_ids)) != len(call_ids):
+        if len(call_ids) > 1 and len(set(call_ids)) != len(call_ids):
             raise InvalidMessageError("tool call ids must be unique within a message")
         if role is Role.TOOL:
             if self.tool_call_id is None:

@@ -218,6 +218,8 @@ def test_recent_drops_orphans(storage: Any) -> None:
 # --- any size of n, sys.maxsize and beyond (docs/contract/storage.md) --------------------------
 
 HUGE = {"2**31": 2**31, "2**63-1": 2**63 - 1, "2**63": 2**63, "10**30": 10**30}
+
+
 @pytest.mark.parametrize("size", sorted(HUGE))
 def test_recent_with_a_huge_n_returns_the_whole_history(subject: Subject, size: str) -> None:
     storage = subject.storage

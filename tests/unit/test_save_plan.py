@@ -51,14 +51,10 @@ def test_a_changed_message_replaces_from_its_seq() -> None:
 
 
 def test_a_shorter_history_deletes_the_rest() -> None:
-    assert plan_save(HISTORY[:2], lock(), stored(HISTORY)) == SavePlan(
-        keep=2, delete_from_seq=3
-    )
+    assert plan_save(HISTORY[:2], lock(), stored(HISTORY)) == SavePlan(keep=2, delete_from_seq=3)
 
 
 def test_an_imported_recorded_at_that_differs_is_a_difference() -> None:
     later = HISTORY[1].with_recorded_at(datetime(2030, 1, 1, tzinfo=timezone.utc))
     imported = [HISTORY[0], later]
-    assert plan_save(imported, lock(), stored(HISTORY[:2])) == SavePlan(
-        keep=1, delete_from_seq=2
-    )
+    assert plan_save(imported, lock(), stored(HISTORY[:2])) == SavePlan(keep=1, delete_from_seq=2)
