@@ -142,51 +142,58 @@ def session_ids(conn: Connection, prefix: str | None) -> list[str]:
     return sorted(sid for sid in found if not prefix or sid.startswith(prefix))
 
 
+def _block_rows(conn: Connection, sid: str, wanted: set[int], known: BlockRows | None) -> list[Any]:
+    """The block rows of the messages ``wanted``, by seq and position: those ``known``
+    already, then the others from one statement."""
+    block_rows: list[Any] = []
+    if known:
+        for seq in sorted(wanted & known.keys()):
+            block_rows += known[seq]
+        wanted = wanted - known.keys()
+    if not wanted:
+        return block_rows
+    found = conn.execute(
+        select(blocks_table)
+        .where(
+            blocks_table.c.session_id == sid,
+            blocks_table.c.seq.between(min(wanted), max(wanted)),
+        )
+        .order_by(blocks_table.c.seq, blocks_table.c.position)
+    ).mappings()
+    return block_rows + [b for b in found if b["seq"] in wanted]
+
+
+def _blobs(
+    conn: Connection, sid: str, block_rows: Sequence[Any]
+) -> dict[str, tuple[bytes, Any, Any]]:
+    """The bytes, width and height of the blobs the block rows point at, by hash."""
+    shas = {b["blob_sha256"] for b in block_rows if b["blob_sha256"] is not None}
+    if not shas:
+        return {}
+    found = conn.execute(
+        select(
+            blobs_table.c.sha256,
+            blobs_table.c.data,
+            blobs_table.c.width,
+            blobs_table.c.height,
+        ).where(blobs_table.c.session_id == sid, blobs_table.c.sha256.in_(shas))
+    )
+    return {sha: (bytes(data), width, height) for sha, data, width, height in found}
+
+
 def _messages(
     conn: Connection, sid: str, rows: Sequence[Row], known: BlockRows | None = None
 ) -> list[Message]:
     """Build messages from their rows, reading block rows (those not ``known`` already)
     and blob bytes only for them."""
     wanted = {r[SEQ] for r in rows if r[N_BLOCKS]}
-    by_seq: dict[int, list[Block]] = {}
-    if wanted:
-        block_rows: list[Any] = []
-        if known:
-            for seq in sorted(wanted & known.keys()):
-                block_rows += known[seq]
-            wanted -= known.keys()
-        block_rows += [
-            b
-            for b in (
-                ()
-                if not wanted
-                else conn.execute(
-                    select(blocks_table)
-                    .where(
-                        blocks_table.c.session_id == sid,
-                        blocks_table.c.seq.between(min(wanted), max(wanted)),
-                    )
-                    .order_by(blocks_table.c.seq, blocks_table.c.position)
-                ).mappings()
-            )
-            if b["seq"] in wanted
-        ]
-        shas = {b["blob_sha256"] for b in block_rows if b["blob_sha256"] is not None}
-        blobs: dict[str, tuple[bytes, Any, Any]] = {}
-        if shas:
-            for sha, data, width, height in conn.execute(
-                select(
-                    blobs_table.c.sha256,
-                    blobs_table.c.data,
-                    blobs_table.c.width,
-                    blobs_table.c.height,
-                ).where(blobs_table.c.session_id == sid, blobs_table.c.sha256.in_(shas))
-            ):
-                blobs[sha] = (bytes(data), width, height)
-        for b in block_rows:
-            by_seq.setdefault(b["seq"], []).append(decode_block(b, blobs))
-    if not by_seq:
+    if not wanted:
         return [decode_message(r, ()) for r in rows]
+    block_rows = _block_rows(conn, sid, wanted, known)
+    blobs = _blobs(conn, sid, block_rows)
+    by_seq: dict[int, list[Block]] = {}
+    for b in block_rows:
+        by_seq.setdefault(b["seq"], []).append(decode_block(b, blobs))
     return [decode_message(r, by_seq.get(r[SEQ], ())) for r in rows]
 
 
