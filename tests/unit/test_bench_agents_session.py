@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "agents_session.py"
+from tests.support.scripts import bench_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> Iterator[ModuleType]:
-    """The script, loaded by path; sys.path and its sibling modules are restored after."""
-    spec = importlib.util.spec_from_file_location("sqlmemory_bench_agents_session", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    saved_path = list(sys.path)
-    saved_modules = set(sys.modules)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    try:
-        spec.loader.exec_module(module)
+    with bench_script("agents_session.py") as module:
         yield module
-    finally:
-        sys.modules.pop(spec.name, None)
-        for name in set(sys.modules) - saved_modules:
-            origin = getattr(sys.modules[name], "__file__", None)
-            if origin is not None and Path(origin).resolve().parent == SCRIPT.parent:
-                del sys.modules[name]
-        sys.path[:] = saved_path
 
 
 def test_every_case_times_sqlmemory_beside_both_sdk_sessions(

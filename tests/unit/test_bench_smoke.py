@@ -3,42 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import math
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench.py"
+from tests.support.scripts import bench_script
 
 
 @pytest.fixture(scope="module")
 def bench() -> Iterator[ModuleType]:
-    """bench/bench.py, loaded by path; it puts bench/ on sys.path for its sibling modules.
-
-    Afterwards sys.path and sys.modules are as they were: the siblings have plain names
-    (sizes, report, ...) that must not linger for other tests.
-    """
-    spec = importlib.util.spec_from_file_location("sqlmemory_bench_script", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    saved_path = list(sys.path)
-    saved_modules = set(sys.modules)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    try:
-        spec.loader.exec_module(module)
+    with bench_script("bench.py") as module:
         yield module
-    finally:
-        sys.modules.pop(spec.name, None)
-        for name in set(sys.modules) - saved_modules:
-            origin = getattr(sys.modules[name], "__file__", None)
-            if origin is not None and Path(origin).resolve().parent == BENCH.parent:
-                del sys.modules[name]
-        sys.path[:] = saved_path
 
 
 def tiny(bench: ModuleType) -> object:
