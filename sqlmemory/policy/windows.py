@@ -178,8 +178,10 @@ class FixedWindow(_Window):
 
     @property
     def page_hint(self) -> int:
-        """How many of the newest messages a storage reads first (groups may be long)."""
-        return max(self.n, 0) + 2
+        """How many of the newest messages a storage reads first: two per group, since
+        a tool-using agent's groups are a call and its results (one statement settles
+        the window more often, a second costs more than the extra rows)."""
+        return 2 * max(self.n, 0) + 2
 
     def _pick_groups(
         self, tail: Sequence[Item], complete: bool, head: Sequence[Item]

@@ -133,7 +133,7 @@ def test_append_batch_uses_one_insert_per_table(storage: Any, backend: str) -> N
     assert storage.count("s") == 51
 
 
-ONE_STATEMENT_READS = ("postgresql",)
+ONE_STATEMENT_READS = ("postgresql", "sqlite")
 """Backends where a window read first tries one SELECT outside any transaction."""
 
 
@@ -217,7 +217,7 @@ def test_a_window_with_images_reads_blocks_and_blobs_once(storage: Any, backend:
     reads = ["SELECT sqlmemory_messages", "SELECT sqlmemory_blobs"]
     assert "JOIN sqlmemory_blocks" in rec.touching("sqlmemory_messages", "SELECT")[0][0]
     if backend in ONE_STATEMENT_READS:
-        # The autocommit SELECT finds blob bytes to read: the read starts over in a
+        # The SELECT outside a transaction finds blob bytes to read: the read starts over in a
         # snapshot transaction, so its two statements see one state.
         assert rec.shape() == ["SELECT sqlmemory_messages", *reads]
         assert rec.autocommit == [True, False, False]
@@ -314,8 +314,8 @@ def test_a_window_that_keeps_the_system_prompt_reads_only_the_head_and_the_tail(
         # every scan of the messages, the head's and the tail's, is limited
         assert sql.upper().count("LIMIT") == sql.count("FROM sqlmemory_messages"), sql
     # The head comes in the statement of the newest page; a head longer than the 4
-    # messages read with it takes one more (PostgreSQL first tries the read as one
-    # autocommit statement, then runs it again in a snapshot transaction).
+    # messages read with it takes one more (PostgreSQL and SQLite first try the read as
+    # one statement outside a transaction, then run it again in a snapshot transaction).
     if head <= 4:
         assert len(reads) == 1, reads
     else:

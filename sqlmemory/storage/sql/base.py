@@ -11,13 +11,13 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, make_url
 
 from sqlmemory.errors import missing_driver_message
 from sqlmemory.policy import Policy, TailPolicy
 from sqlmemory.storage.checks import DEFAULT_MAX_BLOB_BYTES, check_messages, check_session_id
 from sqlmemory.storage.sql.codec import EncodedMessage, encode_message
-from sqlmemory.storage.sql.engine import WRITE_OPTION, configure_engine
+from sqlmemory.storage.sql.engine import ONE_STATEMENT_OPTION, WRITE_OPTION, configure_engine
 from sqlmemory.types import Message
 
 __all__ = ["SqlStorageBase"]
@@ -67,12 +67,15 @@ class SqlStorageBase(Generic[EngineT]):
     ) -> StorageT:
         """A storage over a new engine for ``url``, owned (and disposed) by the storage.
 
-        The engine pings pooled connections before use (``pool_pre_ping=True``) unless
-        ``engine_kwargs`` say otherwise.
+        On a server database the engine pings pooled connections before use
+        (``pool_pre_ping=True``) unless ``engine_kwargs`` say otherwise.
         """
         # A pooled connection the server dropped (restart, failover, idle timeout) is
-        # found by a ping at checkout and replaced, instead of failing the call.
-        engine_kwargs.setdefault("pool_pre_ping", True)
+        # found by a ping at checkout and replaced, instead of failing the call. A SQLite
+        # file has no server to drop it, and the ping is a statement per call (four
+        # thread hand-offs through aiosqlite).
+        if make_url(url).get_backend_name() != "sqlite":
+            engine_kwargs.setdefault("pool_pre_ping", True)
         try:
             engine = cls._create_engine(url, **engine_kwargs)
         except ModuleNotFoundError as exc:
@@ -92,12 +95,14 @@ class SqlStorageBase(Generic[EngineT]):
     @property
     def _one_statement_options(self) -> dict[str, Any] | None:
         # A single SELECT is its own snapshot. On PostgreSQL, running it in autocommit
-        # saves the BEGIN and COMMIT round trips; a read that needs a second statement
-        # starts over in a snapshot transaction. On SQLite the transaction costs less
-        # than reading the page twice whenever the window holds a tool call or an image
-        # (most windows of an agent); on MySQL autocommit itself costs round trips.
+        # saves the BEGIN and COMMIT round trips; on SQLite it saves the BEGIN statement
+        # (through aiosqlite, three thread hand-offs). A read that needs a second
+        # statement (blob bytes, a long head) starts over in a snapshot transaction. On
+        # MySQL autocommit itself costs round trips.
         if self._dialect == "postgresql":
             return {"isolation_level": "AUTOCOMMIT"}
+        if self._dialect == "sqlite":
+            return {ONE_STATEMENT_OPTION: True}
         return None
 
     @property

@@ -13,6 +13,7 @@ from sqlmemory.errors import StorageError, is_transient
 
 __all__ = [
     "MAX_TRANSIENT_RETRIES",
+    "ONE_STATEMENT_OPTION",
     "SQLITE_BUSY_TIMEOUT_MS",
     "WRITE_OPTION",
     "Retries",
@@ -26,6 +27,8 @@ _FIRST_DELAY = 0.01
 _MAX_DELAY = 0.5
 
 WRITE_OPTION = "sqlmemory_write"
+ONE_STATEMENT_OPTION = "sqlmemory_one_statement"
+"""SQLite: a read of one SELECT, sent without BEGIN (the statement is its own snapshot)."""
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
@@ -89,8 +92,10 @@ def _sqlite_begin(conn: Connection) -> None:
         if conn.exec_driver_sql("PRAGMA journal_mode").scalar() not in ("memory", "wal"):
             _switch_to_wal(conn)
         info["sqlmemory_ready"] = True
-    write = conn.get_execution_options().get(WRITE_OPTION, False)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+    options = conn.get_execution_options()
+    if options.get(ONE_STATEMENT_OPTION, False):
+        return
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_OPTION, False) else "BEGIN")
 
 
 def _switch_to_wal(conn: Connection) -> None:
@@ -122,7 +127,8 @@ def configure_engine(engine: Engine) -> None:
     """Make ``engine`` behave as the storage needs; idempotent.
 
     SQLite: WAL journal, a busy timeout, foreign keys on, and transactions that begin
-    ``IMMEDIATE`` for writes (``BEGIN`` for reads). Other backends need nothing.
+    ``IMMEDIATE`` for writes (``BEGIN`` for reads, none for a one-statement read).
+    Other backends need nothing.
     """
     if engine.dialect.name != "sqlite":
         return
