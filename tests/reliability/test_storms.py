@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -47,6 +48,32 @@ PAIRS = sorted(
 )
 WORKERS = 4
 ROUNDS = 3
+
+
+def run_workers(
+    target: Callable[..., None], url: str, args: Callable[[int], tuple[Any, ...]], timeout: float
+) -> list[Any]:
+    """Run ``target(url, i, *args(i), barrier, results)`` in ``WORKERS`` processes that
+    start each step together on ``barrier``; their reports, once every one has sent its
+    own. A process still alive after that is killed."""
+    context = forkserver()
+    barrier = context.Barrier(WORKERS)
+    results = context.Queue()
+    processes = [
+        context.Process(target=target, args=(url, i, *args(i), barrier, results), daemon=True)
+        for i in range(WORKERS)
+    ]
+    for process in processes:
+        process.start()
+    try:
+        reports = [results.get(timeout=timeout) for _ in processes]
+        for process in processes:
+            process.join(TIMEOUT)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+    return reports
 
 
 def _position(message_id: str) -> tuple[str, int]:
@@ -103,29 +130,11 @@ def check_records(conn: sa.Connection) -> None:
 
 def test_every_pair_of_writes_on_one_session_runs_clean(engine: sa.Engine, db_url: str) -> None:
     rounds = ROUNDS * scale()
-    context = forkserver()
-    barrier = context.Barrier(WORKERS)
-    results = context.Queue()
     plans = [
         [(f"storm-{a}-{b}", a if index < WORKERS // 2 else b, rounds) for a, b in PAIRS]
         for index in range(WORKERS)
     ]
-    processes = [
-        context.Process(
-            target=storm_worker, args=(db_url, i, plans[i], barrier, results), daemon=True
-        )
-        for i in range(WORKERS)
-    ]
-    for process in processes:
-        process.start()
-    try:
-        reports = [results.get(timeout=TIMEOUT * len(PAIRS)) for _ in processes]
-        for process in processes:
-            process.join(TIMEOUT)
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.kill()
+    reports = run_workers(storm_worker, db_url, lambda i: (plans[i],), TIMEOUT * len(PAIRS))
     errors = [error for _, _, found, _ in reports for error in found]
     assert errors == []
     operations = sum(ops for _, ops, _, _ in reports)
@@ -153,28 +162,8 @@ def test_prune_never_deletes_a_session_appended_to_after_its_cutoff(
     engine: sa.Engine, db_url: str
 ) -> None:
     rounds = 2 * scale()
-    context = forkserver()
-    barrier = context.Barrier(WORKERS)
-    results = context.Queue()
-    cutoff = context.Value("q", 0)
-    processes = [
-        context.Process(
-            target=prune_race_worker,
-            args=(db_url, i, rounds, cutoff, barrier, results),
-            daemon=True,
-        )
-        for i in range(WORKERS)
-    ]
-    for process in processes:
-        process.start()
-    try:
-        reports = [results.get(timeout=TIMEOUT * rounds) for _ in processes]
-        for process in processes:
-            process.join(TIMEOUT)
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.kill()
+    cutoff = forkserver().Value("q", 0)
+    reports = run_workers(prune_race_worker, db_url, lambda i: (rounds, cutoff), TIMEOUT * rounds)
     assert [error for _, _, found, _ in reports for error in found] == []
     # What the prunes say they deleted is exactly the seeded sessions found gone.
     assert sum(deleted for _, _, _, deleted in reports) == 0
@@ -192,25 +181,7 @@ def test_new_storages_writing_at_once_decide_on_what_is_committed(
     # committed before it took the lock, never keep it (a snapshot older than the lock).
     sid = "cold-start"
     rounds = 4 * scale()
-    context = forkserver()
-    barrier = context.Barrier(WORKERS)
-    results = context.Queue()
-    processes = [
-        context.Process(
-            target=cold_worker, args=(db_url, i, sid, rounds, barrier, results), daemon=True
-        )
-        for i in range(WORKERS)
-    ]
-    for process in processes:
-        process.start()
-    try:
-        reports = [results.get(timeout=TIMEOUT * rounds) for _ in processes]
-        for process in processes:
-            process.join(TIMEOUT)
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.kill()
+    reports = run_workers(cold_worker, db_url, lambda i: (sid, rounds), TIMEOUT * rounds)
     assert [error for _, _, found in reports for error in found] == []
     FIGURES["operations"] += sum(ops for _, ops, _ in reports)
     history = SqlStorage(engine).load(sid)
