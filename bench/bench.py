@@ -9,8 +9,10 @@ the peers are left out, with the reason)::
 Every timed operation is measured with ``time.perf_counter`` after a warm-up, sqlmemory,
 the raw driver and the peers interleaved rep by rep (so background load hits all alike),
 and reported as the median and p95 in milliseconds plus the ratios of the medians
-(sqlmemory / raw, sqlmemory / the best peer). bench/README.md says what each scenario
-measures and what the raw side and the peers do.
+(sqlmemory / raw, sqlmemory / the best peer). The async storage, ``AsyncSqlStorage`` on
+the same database, runs in the same loops (``--async none`` leaves it out) and is reported
+against the sync one. bench/README.md says what each scenario measures and what the raw
+side, the async side and the peers do.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
 
+from async_side import AsyncSide, async_url  # noqa: E402
 from backends import open_postgres, open_sqlite, safe_url  # noqa: E402
 from machine import machine_info  # noqa: E402
 from peers import NAMES as PEER_NAMES  # noqa: E402
@@ -65,10 +68,12 @@ def run(
     sqlite_dir: Path | None = None,
     log: Callable[[str], None] | None = None,
     peers: Sequence[str] | None = None,
+    async_storage: bool = True,
 ) -> dict[str, Any]:
     """Run every scenario on each backend in ``backends``; returns (and writes) the report.
 
-    ``peers`` names the peer stores to run (default: every one installed).
+    ``peers`` names the peer stores to run (default: every one installed);
+    ``async_storage`` times ``AsyncSqlStorage`` beside the sync storage.
     """
     say = log or (lambda message: print(message, file=sys.stderr, flush=True))
     run_id = uuid.uuid4().hex[:10]
@@ -94,12 +99,18 @@ def run(
             continue
         report["backends"][name] = backend.info
         contenders: Peers | None = None
+        aio: AsyncSide | None = None
         try:
             backend.raw.create_tables()
             contenders = Peers(backend.peers, peers)
             report["peers"]["skipped"].update(contenders.skipped)
-            report["results"] += Run(backend, sizes, run_id, say, contenders).run()
+            if async_storage:
+                aio = AsyncSide(async_url(backend.engine.url))
+                backend.info["async_driver"] = aio.driver
+            report["results"] += Run(backend, sizes, run_id, say, contenders, aio).run()
         finally:
+            if aio is not None:
+                aio.close()
             if contenders is not None:
                 contenders.close()
             try:
@@ -147,6 +158,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help=f"comma-separated peers to run, 'all' (those installed) or 'none'; known: "
         f"{','.join(PEER_NAMES)}",
     )
+    parser.add_argument(
+        "--async",
+        dest="async_side",
+        choices=("on", "none"),
+        default="on",
+        help="time AsyncSqlStorage beside the sync storage ('on', the default) or not ('none')",
+    )
     args = parser.parse_args(argv)
     if args.peers == "all":
         args.peer_list = None
@@ -169,7 +187,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     sizes = QUICK if args.quick else FULL
     report = run(
-        sizes, args.backend_list, args.pg_url, args.json, args.sqlite_dir, peers=args.peer_list
+        sizes,
+        args.backend_list,
+        args.pg_url,
+        args.json,
+        args.sqlite_dir,
+        peers=args.peer_list,
+        async_storage=args.async_side == "on",
     )
     m = report["machine"]
     print(
@@ -179,7 +203,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     for name, info in report["backends"].items():
         version = info.get("sqlite_version") or info.get("server_version")
-        print(f"{name}: {version}")
+        driver = f"; async storage on {info['async_driver']}" if "async_driver" in info else ""
+        print(f"{name}: {version}{driver}")
     print("peers: " + (" ".join(f"{k}={v}" for k, v in report["peers"]["versions"].items()) or "-"))
     for peer, reason in report["peers"]["skipped"].items():
         print(f"  {peer} not run: {reason}")

@@ -1,4 +1,9 @@
-"""The scenarios: each times sqlmemory against the raw driver on one backend."""
+"""The scenarios: each times sqlmemory against the raw driver on one backend.
+
+The async storage (:class:`async_side.AsyncSide`), when on, is one more contender in each
+scenario's rotating loop, under the key ``async_side.NAME`` among the peers' calls;
+:meth:`Run.record` takes it out into the row's async fields.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from async_side import NAME, AsyncSide, figures
 from backends import Backend
 from corpus import Corpus, chunks, noise_png, to_message
 from peers import Peer, Peers
@@ -34,6 +40,7 @@ class Run:
         run_id: str,
         log: Callable[[str], None],
         peers: Peers | None = None,
+        aio: AsyncSide | None = None,
     ):
         self.b = backend
         self.sizes = sizes
@@ -42,6 +49,7 @@ class Run:
         self.storage: SqlStorage = backend.storage
         self.raw = backend.raw
         self.peers: list[Peer] = list(peers or [])
+        self.aio = aio
         self.sessions: list[str] = []
         self.results: list[dict[str, Any]] = []
         self.corpus = Corpus()
@@ -63,6 +71,8 @@ class Run:
         mine = summarize(ours)
         theirs = summarize(raw) if raw is not None else None
         others = {name: summarize(samples) for name, samples in (peers or {}).items()}
+        aio = (peers or {}).get(NAME)
+        others.pop(NAME, None)
         best = min(others, key=lambda name: others[name]["median_ms"], default=None)
         entry: dict[str, Any] = {
             "scenario": scenario,
@@ -76,8 +86,9 @@ class Run:
             "vs_best_peer": (
                 mine["median_ms"] / others[best]["median_ms"] if best is not None else None
             ),
-            **extra,
         }
+        entry.update(figures(entry, aio))
+        entry.update(extra)
         self.results.append(entry)
         return entry
 
@@ -128,6 +139,32 @@ class Run:
             if got != expected:
                 raise AssertionError(f"{peer.name}: {sid} holds {got} messages, not {expected}")
 
+    def async_read(
+        self,
+        sid: str,
+        policy: FixedWindow | TokenWindow | None,
+        check: Callable[[Sequence[Message]], object],
+    ) -> dict[str, Callable[[int], object]]:
+        """The async storage's read of ``sid`` as a contender (none when it is off), after
+        ``check`` has accepted what it returns."""
+        aio = self.aio
+        if aio is None:
+            return {}
+        check(aio.load(sid, policy))
+        return {NAME: lambda _i: aio.load(sid, policy)}
+
+    def async_write(
+        self, sid: str, make: Callable[[Any, str], Callable[[int], object]]
+    ) -> dict[str, Callable[[int], object]]:
+        """The async storage's write as a contender (none when it is off): ``make(store,
+        session)``, the same maker as the sync side's, on a session of its own,
+        ``<sid>-async`` (both storages write to the same database)."""
+        if self.aio is None:
+            return {}
+        mine = f"{sid}-async"
+        self.sessions.append(mine)
+        return {NAME: make(self.aio, mine)}
+
     # -- scenarios ---------------------------------------------------------------------
 
     def append_one(self) -> None:
@@ -137,8 +174,13 @@ class Run:
         messages = [to_message(role, text) for role, text in rows]
         storage, raw = self.storage, self.raw
         peers = {p.name: _appends(p, sid, [[p.item(*r)] for r in rows]) for p in self.peers}
+
+        def appends(store: Any, session: str) -> Callable[[int], object]:
+            return lambda i: store.append(session, messages[i])
+
+        peers.update(self.async_write(sid, appends))
         ours, theirs, others = self.timed(
-            lambda i: storage.append(sid, messages[i]),
+            appends(storage, sid),
             lambda i: raw.append_one(sid, *rows[i]),
             peers,
             s.append_one,
@@ -159,8 +201,13 @@ class Run:
         peers = {
             p.name: _appends(p, sid, [[p.item(*r) for r in b] for b in batches]) for p in self.peers
         }
+
+        def appends(store: Any, session: str) -> Callable[[int], object]:
+            return lambda i: store.append(session, *messages[i])
+
+        peers.update(self.async_write(sid, appends))
         ours, theirs, others = self.timed(
-            lambda i: storage.append(sid, *messages[i]),
+            appends(storage, sid),
             lambda i: raw.append_many(sid, batches[i]),
             peers,
             s.batches,
@@ -216,6 +263,9 @@ class Run:
                 if variant == "FixedWindow":
                     pairs = [(r["role"], r["content"]) for r in expected]
                     peers = self.window_peers(sid, n, pairs)
+                peers.update(
+                    self.async_read(sid, policy, lambda got, e=expected: self.check_same(got, e))
+                )
                 peer_names.append(list(peers))
                 fns.extend(peers.values())
             gc.collect()
@@ -247,6 +297,7 @@ class Run:
         for peer in self.peers:
             self.check_peer(peer, peer.full(full_sid), pairs)
             peers[peer.name] = lambda _i, peer=peer, sid=full_sid: peer.full(sid)
+        peers.update(self.async_read(full_sid, None, lambda got: self.check_same(got, expected)))
         gc.collect()
         sid = full_sid
         ours, theirs, others = self.timed(
@@ -289,6 +340,7 @@ class Run:
         self.check_same(self.storage.load(sid, policy), expected)
         pairs = [(r["role"], r["content"]) for r in expected]
         peers = self.window_peers(sid, s.shared_messages, pairs)
+        peers.update(self.async_read(sid, policy, lambda got: self.check_same(got, expected)))
         storage, raw = self.storage, self.raw
         gc.collect()
         ours, theirs, others = self.timed(
@@ -312,12 +364,17 @@ class Run:
         s = self.sizes
         sid = self.sid("resave")
         rows = self.corpus.rows(2 * s.resave_turns)
-        history: list[Message] = []
         storage, raw = self.storage, self.raw
 
-        def ours(turn: int) -> None:
-            history.extend(to_message(role, text) for role, text in rows[2 * turn : 2 * turn + 2])
-            storage.save(sid, history)
+        def saves(store: Any, session: str) -> Callable[[int], object]:
+            history: list[Message] = []
+
+            def save(turn: int) -> None:
+                pair = rows[2 * turn : 2 * turn + 2]
+                history.extend(to_message(role, text) for role, text in pair)
+                store.save(session, history)
+
+            return save
 
         # The raw application and the peers' keep their history in memory too and
         # persist the new pair.
@@ -328,7 +385,8 @@ class Run:
             p.name: _appends(p, sid, [[p.item(*r) for r in pair] for pair in chunks(rows, 2)])
             for p in self.peers
         }
-        mine, raw_times, others = self.timed(ours, theirs, peers, s.resave_turns, 0)
+        peers.update(self.async_write(sid, saves))
+        mine, raw_times, others = self.timed(saves(storage, sid), theirs, peers, s.resave_turns, 0)
         self.check_counts(sid, len(rows))
         self.check_peer_counts(sid, len(rows))
         tail = s.resave_tail
@@ -374,15 +432,11 @@ class Run:
                 p.append_many(sid, part)
         storage, raw = self.storage, self.raw
         policy = FixedWindow(s.window)
-        got = storage.load(sid, policy)
         expected = raw.image_window(sid, s.window)
-        images = sum(1 for m in got for b in m.content if isinstance(b, ImageBlock))
-        if [m.content[0].text for m in got] != [r["content"] for r in expected] or images != sum(
-            1 for r in expected if r["image"] is not None
-        ):
-            raise AssertionError("sqlmemory and raw disagree on the image window")
+        images = self.check_images(storage.load(sid, policy), expected)
         pairs = [(r["role"], r["content"]) for r in expected]
         peers = self.window_peers(sid, s.image_messages, pairs)
+        peers.update(self.async_read(sid, policy, lambda got: self.check_images(got, expected)))
         gc.collect()
         ours, theirs, others = self.timed(
             lambda _i: storage.load(sid, policy),
@@ -406,9 +460,14 @@ class Run:
     # -- checks and cleanup -------------------------------------------------------------
 
     def check_counts(self, sid: str, expected: int) -> None:
-        got = self.storage.count(sid)
-        if got != expected:
-            raise AssertionError(f"{sid}: sqlmemory holds {got} messages, expected {expected}")
+        """``sid`` holds ``expected`` messages, and so does the async storage's twin session
+        (read through the sync storage: the same database)."""
+        for session in [sid, *([f"{sid}-async"] if self.aio is not None else [])]:
+            got = self.storage.count(session)
+            if got != expected:
+                raise AssertionError(
+                    f"{session}: sqlmemory holds {got} messages, expected {expected}"
+                )
 
     @staticmethod
     def check_same(got: Sequence[Message], expected: Sequence[dict[str, Any]]) -> None:
@@ -419,6 +478,17 @@ class Run:
             raise AssertionError(
                 f"sqlmemory returned {len(ours)} messages, raw {len(theirs)}; they differ"
             )
+
+    @staticmethod
+    def check_images(got: Sequence[Message], expected: Sequence[dict[str, Any]]) -> int:
+        """The same texts as raw and as many images; returns how many images."""
+        images = sum(1 for m in got for b in m.content if isinstance(b, ImageBlock))
+        texts = [m.content[0].text for m in got]  # type: ignore[union-attr]
+        if texts != [r["content"] for r in expected] or images != sum(
+            1 for r in expected if r["image"] is not None
+        ):
+            raise AssertionError("sqlmemory and raw disagree on the image window")
+        return images
 
     def clear(self) -> None:
         """Best effort: a failure here must not hide the one that ended the run."""

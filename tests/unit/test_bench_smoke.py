@@ -1,4 +1,5 @@
-"""The benchmark script (bench/bench.py) still runs: every scenario, tiny sizes, SQLite."""
+"""The benchmark script (bench/bench.py) still runs: every scenario, tiny sizes, SQLite,
+the async storage timed beside the sync one."""
 
 from __future__ import annotations
 
@@ -80,6 +81,17 @@ def test_every_scenario_runs_and_the_json_holds_positive_ratios(
         assert r["ratio"] == pytest.approx(r["sqlmemory"]["median_ms"] / r["raw"]["median_ms"])
 
     assert all(r["peers"] == {} and r["best_peer"] is None for r in results)
+    # The async storage ran every scenario beside the sync one, on aiosqlite.
+    assert written["backends"]["sqlite"]["async_driver"] == "sqlite+aiosqlite"
+    for r in results:
+        stats = r["sqlmemory_async"]
+        assert stats["n"] == r["sqlmemory"]["n"] > 0
+        assert 0 < stats["median_ms"] <= stats["p95_ms"]
+        assert r["async_x_sync"] == pytest.approx(stats["median_ms"] / r["sqlmemory"]["median_ms"])
+        assert r["async_x_peer"] is None  # no peers here
+    async_targets = [t for t in written["targets"] if t["target"].endswith(" async vs sync")]
+    assert {t["target"] for t in async_targets} == {f"{r['label']} async vs sync" for r in results}
+    assert all(t["limit"] == 1.3 for t in async_targets)
     windows = [r for r in results if r["scenario"] == "window_read"]
     assert {(r["variant"], r["messages"]) for r in windows} == {
         (variant, n) for variant in ("FixedWindow", "TokenWindow") for n in (30, 120)
@@ -107,6 +119,23 @@ def test_every_scenario_runs_and_the_json_holds_positive_ratios(
     table = bench.render(written)
     for r in results:
         assert r["label"] in table
+    async_table = table[table.index("async storage (AsyncSqlStorage") :]
+    for r in results:
+        assert f"{r['async_x_sync']:.2f}x" in async_table, r["label"]
+
+
+def test_async_none_leaves_the_async_storage_out(bench: ModuleType, tmp_path: Path) -> None:
+    sizes = dataclasses.replace(tiny(bench), window_sessions=(30,), full_read=30)
+    report = bench.run(
+        sizes, ["sqlite"], bench.DEFAULT_PG_URL, None, tmp_path, [].append, [], False
+    )
+    assert {r["scenario"] for r in report["results"]} == set(bench.SCENARIOS)
+    assert all(
+        r["sqlmemory_async"] is None and r["async_x_sync"] is None for r in report["results"]
+    )
+    assert "async_driver" not in report["backends"]["sqlite"]
+    assert not any("async" in t["target"] for t in report["targets"])
+    assert "async storage" not in bench.render(report)
 
 
 def test_the_installed_peers_run_every_scenario_beside_sqlmemory(
@@ -137,6 +166,13 @@ def test_the_installed_peers_run_every_scenario_beside_sqlmemory(
             assert r["vs_best_peer"] == pytest.approx(r["sqlmemory"]["median_ms"] / best)
         else:
             assert r["best_peer"] is None and r["vs_best_peer"] is None
+        # The async storage against the async peer, where that one ran.
+        peer = r["peers"].get("agents_sqlalchemy")
+        async_median = r["sqlmemory_async"]["median_ms"]
+        if peer is None:
+            assert r["async_x_peer"] is None
+        else:
+            assert r["async_x_peer"] == pytest.approx(async_median / peer["median_ms"])
 
     table = bench.render(report)
     assert all(name in table for name in installed)
@@ -149,6 +185,10 @@ def test_cli_flags(bench: ModuleType) -> None:
     assert bench.parse_args([]).peer_list is None
     assert bench.parse_args(["--peers", "none"]).peer_list == []
     assert bench.parse_args(["--peers", "langchain_sql"]).peer_list == ["langchain_sql"]
+    assert bench.parse_args([]).async_side == "on"
+    assert bench.parse_args(["--async", "none"]).async_side == "none"
+    with pytest.raises(SystemExit):
+        bench.parse_args(["--async", "off"])
     with pytest.raises(SystemExit):
         bench.parse_args(["--peers", "mem0"])
     with pytest.raises(SystemExit):
