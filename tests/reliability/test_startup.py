@@ -22,7 +22,7 @@ from sqlalchemy.pool import NullPool
 from sqlmemory import Message, SchemaError, SqlStorage
 from sqlmemory.migrate import current, downgrade, head, upgrade
 from tests.reliability.figures import FIGURES
-from tests.reliability.workers import TIMEOUT, forkserver, upgrade_worker
+from tests.reliability.workers import TIMEOUT, run_workers, upgrade_worker
 
 PROCESSES = 8
 
@@ -52,25 +52,7 @@ def empty_db_url(backend: str, db_url: str, tmp_path: Path) -> Iterator[str]:
 
 
 def test_eight_processes_upgrading_an_empty_database_all_succeed(empty_db_url: str) -> None:
-    context = forkserver()
-    barrier = context.Barrier(PROCESSES)
-    results = context.Queue()
-    processes = [
-        context.Process(
-            target=upgrade_worker, args=(empty_db_url, i, barrier, results), daemon=True
-        )
-        for i in range(PROCESSES)
-    ]
-    for process in processes:
-        process.start()
-    try:
-        reports = sorted(results.get(timeout=TIMEOUT) for _ in processes)
-        for process in processes:
-            process.join(TIMEOUT)
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.kill()
+    reports = sorted(run_workers(PROCESSES, upgrade_worker, empty_db_url, lambda i: (), TIMEOUT))
     FIGURES["faults"] += PROCESSES  # racing first-time upgrades
     assert reports == [(i, None) for i in range(PROCESSES)]
     assert current(empty_db_url) == head()

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import pytest
 import sqlalchemy as sa
@@ -31,6 +30,7 @@ from tests.reliability.workers import (
     forkserver,
     open_storage,
     prune_race_worker,
+    run_workers,
     scale,
     storm_worker,
 )
@@ -48,32 +48,6 @@ PAIRS = sorted(
 )
 WORKERS = 4
 ROUNDS = 3
-
-
-def run_workers(
-    target: Callable[..., None], url: str, args: Callable[[int], tuple[Any, ...]], timeout: float
-) -> list[Any]:
-    """Run ``target(url, i, *args(i), barrier, results)`` in ``WORKERS`` processes that
-    start each step together on ``barrier``; their reports, once every one has sent its
-    own. A process still alive after that is killed."""
-    context = forkserver()
-    barrier = context.Barrier(WORKERS)
-    results = context.Queue()
-    processes = [
-        context.Process(target=target, args=(url, i, *args(i), barrier, results), daemon=True)
-        for i in range(WORKERS)
-    ]
-    for process in processes:
-        process.start()
-    try:
-        reports = [results.get(timeout=timeout) for _ in processes]
-        for process in processes:
-            process.join(TIMEOUT)
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.kill()
-    return reports
 
 
 def _position(message_id: str) -> tuple[str, int]:
@@ -134,7 +108,9 @@ def test_every_pair_of_writes_on_one_session_runs_clean(engine: sa.Engine, db_ur
         [(f"storm-{a}-{b}", a if index < WORKERS // 2 else b, rounds) for a, b in PAIRS]
         for index in range(WORKERS)
     ]
-    reports = run_workers(storm_worker, db_url, lambda i: (plans[i],), TIMEOUT * len(PAIRS))
+    reports = run_workers(
+        WORKERS, storm_worker, db_url, lambda i: (plans[i],), TIMEOUT * len(PAIRS)
+    )
     errors = [error for _, _, found, _ in reports for error in found]
     assert errors == []
     operations = sum(ops for _, ops, _, _ in reports)
@@ -163,7 +139,9 @@ def test_prune_never_deletes_a_session_appended_to_after_its_cutoff(
 ) -> None:
     rounds = 2 * scale()
     cutoff = forkserver().Value("q", 0)
-    reports = run_workers(prune_race_worker, db_url, lambda i: (rounds, cutoff), TIMEOUT * rounds)
+    reports = run_workers(
+        WORKERS, prune_race_worker, db_url, lambda i: (rounds, cutoff), TIMEOUT * rounds
+    )
     assert [error for _, _, found, _ in reports for error in found] == []
     # What the prunes say they deleted is exactly the seeded sessions found gone.
     assert sum(deleted for _, _, _, deleted in reports) == 0
@@ -181,7 +159,7 @@ def test_new_storages_writing_at_once_decide_on_what_is_committed(
     # committed before it took the lock, never keep it (a snapshot older than the lock).
     sid = "cold-start"
     rounds = 4 * scale()
-    reports = run_workers(cold_worker, db_url, lambda i: (sid, rounds), TIMEOUT * rounds)
+    reports = run_workers(WORKERS, cold_worker, db_url, lambda i: (sid, rounds), TIMEOUT * rounds)
     assert [error for _, _, found in reports for error in found] == []
     FIGURES["operations"] += sum(ops for _, ops, _ in reports)
     history = SqlStorage(engine).load(sid)

@@ -208,6 +208,36 @@ def forkserver() -> Any:
     return context
 
 
+def run_workers(
+    count: int,
+    target: Callable[..., None],
+    url: str,
+    args: Callable[[int], tuple[Any, ...]],
+    timeout: float,
+) -> list[Any]:
+    """Run ``target(url, i, *args(i), barrier, results)`` in ``count`` processes that
+    start each step together on ``barrier``; their reports, once every one has sent its
+    own. A process still alive after that is killed."""
+    context = forkserver()
+    barrier = context.Barrier(count)
+    results = context.Queue()
+    processes = [
+        context.Process(target=target, args=(url, i, *args(i), barrier, results), daemon=True)
+        for i in range(count)
+    ]
+    for process in processes:
+        process.start()
+    try:
+        reports = [results.get(timeout=timeout) for _ in processes]
+        for process in processes:
+            process.join(TIMEOUT)
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.kill()
+    return reports
+
+
 def cold_worker(url: str, index: int, sid: str, rounds: int, barrier: Any, results: Any) -> None:
     """Each round, a brand-new storage writes at once: worker 0 saves, the others append.
 
