@@ -7,6 +7,7 @@ Speed itself is measured by ``bench/bench.py``; these tests pin the *shape* of t
 from __future__ import annotations
 
 import io
+import json
 import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from sqlmemory import FixedWindow, ImageBlock, Message, NoOp, TokenWindow, ToolCall
+from sqlmemory import FixedWindow, ImageBlock, Message, NoOp, SqlStorage, TokenWindow, ToolCall
 from sqlmemory.policy import RecentWindow
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
@@ -215,7 +216,8 @@ def test_a_window_with_images_reads_blocks_and_blobs_once(storage: Any, backend:
     assert isinstance(window[-2].content[1], ImageBlock)
     # The page's block rows come with its message rows, in one statement.
     reads = ["SELECT sqlmemory_messages", "SELECT sqlmemory_blobs"]
-    assert "JOIN sqlmemory_blocks" in rec.touching("sqlmemory_messages", "SELECT")[0][0]
+    page_sql = rec.touching("sqlmemory_messages", "SELECT")[0][0]
+    assert re.search(r"JOIN (LATERAL \(SELECT .*\sFROM\s)?sqlmemory_blocks", page_sql, re.S), page_sql
     if backend in ONE_STATEMENT_READS:
         # The SELECT outside a transaction finds blob bytes to read: the read starts over in a
         # snapshot transaction, so its two statements see one state.
@@ -242,6 +244,67 @@ def test_a_window_with_tool_calls_is_one_select(storage: Any, backend: str) -> N
     assert rec.shape() == ["SELECT sqlmemory_messages"]
     if backend in ONE_STATEMENT_READS:
         assert rec.autocommit == [True], "block rows come with the page: no second read"
+
+
+def _block_rows_examined(engine: sa.Engine, sql: str, params: Any) -> int:
+    """How many rows of ``sqlmemory_blocks`` the database touches to run ``sql``, from
+    its own plan: PostgreSQL's and MariaDB's measured counts (``EXPLAIN ANALYZE``,
+    ``ANALYZE FORMAT=JSON``); SQLite runs a search of the blocks' key once per message
+    row (one block row each here) or scans them all."""
+    with engine.connect() as conn:
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        try:
+            if engine.dialect.name == "sqlite":
+                cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+                steps = [row[-1] for row in cursor.fetchall() if "sqlmemory_blocks" in row[-1]]
+                assert steps and all(s.startswith("SEARCH") for s in steps), steps
+                return 0
+            if engine.dialect.name == "postgresql":
+                # With the statistics autovacuum gathers on a live database: without
+                # them the planner takes a few hundred rows for a table it may scan.
+                cursor.execute("ANALYZE sqlmemory_messages, sqlmemory_blocks")
+                cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+                plan = cursor.fetchone()[0]
+                rows_key, loops_key = "Actual Rows", "Actual Loops"
+            else:
+                cursor.execute("ANALYZE FORMAT=JSON " + sql, params)
+                plan = json.loads(cursor.fetchone()[0])
+                rows_key, loops_key = "r_rows", "r_loops"
+        finally:
+            cursor.close()
+    total = 0
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            name = node.get("Relation Name", node.get("table_name"))
+            if name == "sqlmemory_blocks" and rows_key in node:
+                total += round(node[rows_key] * node.get(loops_key, 1))
+            stack.extend(node.values())
+    return total
+
+
+def test_a_tool_calling_window_reads_the_block_rows_of_its_page_only(
+    storage: Any, engine: sa.Engine
+) -> None:
+    # A plain join let PostgreSQL's planner merge every block row of the session into
+    # the page: the window of a long tool-calling history cost more the longer it was.
+    history = []
+    for i in range(600):
+        call = ToolCall(f"c{i}", "lookup", {"q": i})
+        history += [Message.user(f"question {i}"), Message.assistant(tool_calls=[call])]
+        history += [Message.tool(f"c{i}", f"answer {i}"), Message.assistant(f"done {i}")]
+    storage.append("agent", *history)
+    assert storage.recent("agent", 20) == storage.load("agent")[-20:]
+    # Both storages send the same statement; the sync one's parameters suit the cursor
+    # that asks the database for its plan. The page holds 21 messages, about a quarter
+    # of them tool calls with one block row each.
+    with recording(engine) as rec:
+        SqlStorage(engine).recent("agent", 20)
+    ((sql, params),) = rec.touching("sqlmemory_messages", "SELECT")
+    assert _block_rows_examined(engine, sql, params) <= 21
 
 
 @pytest.mark.parametrize("images", [False, True])
@@ -311,8 +374,10 @@ def test_a_window_that_keeps_the_system_prompt_reads_only_the_head_and_the_tail(
     assert [m.id for m in window[:head]] == [m.id for m in instructions]
     reads = rec.touching("sqlmemory_messages", "SELECT")
     for sql, _ in reads:
-        # every scan of the messages, the head's and the tail's, is limited
-        assert sql.upper().count("LIMIT") == sql.count("FROM sqlmemory_messages"), sql
+        # every scan of the messages, the head's and the tail's, is limited (PostgreSQL's
+        # block probe says LIMIT ALL: an OFFSET keeps it a probe per message)
+        limits = sql.upper().count("LIMIT") - sql.upper().count("LIMIT ALL")
+        assert limits == sql.count("FROM sqlmemory_messages"), sql
     # The head comes in the statement of the newest page; a head longer than the 4
     # messages read with it takes one more (PostgreSQL and SQLite first try the read as
     # one statement outside a transaction, then run it again in a snapshot transaction).

@@ -26,6 +26,7 @@ from sqlalchemy import (
     func,
     literal_column,
     select,
+    true,
     union_all,
 )
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -257,13 +258,37 @@ def _head_statements(dialect: str) -> tuple[Executable, Executable]:
 
 
 @functools.cache
-def _with_blocks(statement: Select[Any] | CompoundSelect[Any]) -> Select[Any]:
+def _with_blocks(statement: Select[Any] | CompoundSelect[Any], dialect: str) -> Select[Any]:
     """``statement`` (a page of message rows) with the block rows of its messages: each
     message row once per block row (once, its block columns NULL, if it has none), by
     seq and position. One statement is one snapshot, so a page read in autocommit needs
-    no second statement for its tool calls or output texts."""
+    no second statement for its tool calls or output texts.
+
+    On PostgreSQL the block rows come from a ``LATERAL`` subquery, one probe of the
+    blocks' ``(session_id, seq)`` key per message of the page: joined plainly (or
+    through a subquery it may flatten), the planner merges or hashes every block row of
+    the session, so a window of a tool-calling agent cost more the longer its history.
+    SQLite and MySQL/MariaDB probe the key per row of a plain join already.
+    """
     page = statement.subquery("page")
     blocks = blocks_table.c
+    if dialect == "postgresql":
+        found = (
+            select(*BLOCK_COLUMNS)
+            .where(
+                page.c.n_blocks > 0,
+                blocks.session_id == bindparam("sid"),
+                blocks.seq == page.c.seq,
+            )
+            # OFFSET keeps the planner from pulling the subquery up into a plain join.
+            .offset(0)
+            .lateral("found")
+        )
+        return (
+            select(page, *found.c)
+            .outerjoin(found, true())
+            .order_by(page.c.seq.desc(), *page.c[IN_HEAD:], found.c.position)
+        )
     return (
         select(page, *BLOCK_COLUMNS)
         .outerjoin(
@@ -322,7 +347,7 @@ def _older_page(
     if blocks is None:
         chunk = _rows(conn, statement, params)
     else:
-        joined = _rows(conn, _with_blocks(statement), params)
+        joined = _rows(conn, _with_blocks(statement, conn.dialect.name), params)
         chunk = _split(joined, len(MESSAGE_FIELDS), blocks)
     chunk.reverse()
     return chunk
@@ -399,7 +424,8 @@ class _Tail:
         unless the head is longer than :data:`HEAD_PAGE` messages."""
         both, after = _head_statements(self.conn.dialect.name)
         params = {"sid": self.sid, "page": self.page, "head_page": HEAD_PAGE}
-        rows = _split(_rows(self.conn, _with_blocks(both), params), IN_HEAD + 1, self.blocks)
+        joined = _rows(self.conn, _with_blocks(both, self.conn.dialect.name), params)
+        rows = _split(joined, IN_HEAD + 1, self.blocks)
         head_page: list[Row] = sorted((r for r in rows if r[IN_HEAD]), key=lambda r: r[SEQ])
         newest: list[Row] = sorted((r for r in rows if not r[IN_HEAD]), key=lambda r: r[SEQ])
         size = HEAD_PAGE
