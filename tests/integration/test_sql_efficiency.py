@@ -217,7 +217,8 @@ def test_a_window_with_images_reads_blocks_and_blobs_once(storage: Any, backend:
     # The page's block rows come with its message rows, in one statement.
     reads = ["SELECT sqlmemory_messages", "SELECT sqlmemory_blobs"]
     page_sql = rec.touching("sqlmemory_messages", "SELECT")[0][0]
-    assert re.search(r"JOIN (LATERAL \(SELECT .*\sFROM\s)?sqlmemory_blocks", page_sql, re.S), page_sql
+    joined = r"JOIN (LATERAL \(SELECT .*\sFROM\s)?sqlmemory_blocks"
+    assert re.search(joined, page_sql, re.S), page_sql
     if backend in ONE_STATEMENT_READS:
         # The SELECT outside a transaction finds blob bytes to read: the read starts over in a
         # snapshot transaction, so its two statements see one state.
