@@ -30,6 +30,20 @@ def test_from_url_owns_and_disposes_its_engine(engine: sa.Engine, db_url: str) -
     assert [m.text_content() for m in reader.load(SID)] == ["via from_url"]
 
 
+def test_from_url_pings_pooled_connections_of_a_server_only(
+    engine: sa.Engine, db_url: str, backend: str
+) -> None:
+    # docs/production.md, "Connections that die": a server may drop a pooled connection; a
+    # SQLite file cannot, and the ping would be a statement per call. The pool's own
+    # setting is read: the ping runs below the statement events.
+    with SqlStorage.from_url(db_url) as storage:
+        assert storage.engine.pool._pre_ping is (backend != "sqlite")
+    with SqlStorage.from_url(db_url, pool_pre_ping=True) as storage:
+        assert storage.engine.pool._pre_ping is True
+        storage.append(SID, Message.user("pinged"))
+        assert storage.count(SID) == 1
+
+
 def test_close_leaves_an_engine_it_was_given_alone(engine: sa.Engine) -> None:
     storage = SqlStorage(engine)
     assert storage.engine is engine
