@@ -11,6 +11,7 @@ import sqlalchemy as sa
 
 from sqlmemory import FixedWindow, ImageBlock, Message, SqlStorage, ToolCall
 from tests.support.cases import image_bytes, timeless
+from tests.support.processes import running
 from tests.support.tables import blob_rows, message_seqs, orphan_blobs
 from tests.support.writers import (
     WRITER_BATCHES,
@@ -52,9 +53,7 @@ def test_threads_and_processes_appending_to_one_session_lose_nothing(
             errors.append((name, exc))
 
     threads = [threading.Thread(target=thread_writer, args=(name,)) for name in thread_names]
-    for process in processes:
-        process.start()
-    try:
+    with running(processes, TIMEOUT):
         for _ in processes:
             report = ready.get(timeout=TIMEOUT)
             assert report[0] == "ready", report
@@ -66,12 +65,6 @@ def test_threads_and_processes_appending_to_one_session_lose_nothing(
             thread.join(TIMEOUT)
         assert not any(t.is_alive() for t in threads), "a writer thread hangs"
         reports = [done.get(timeout=TIMEOUT) for _ in processes]
-        for process in processes:
-            process.join(TIMEOUT)
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.kill()
     assert errors == []
     assert sorted(reports) == sorted(("done", name) for name in process_names)
     assert [p.exitcode for p in processes] == [0] * PROCESSES

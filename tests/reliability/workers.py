@@ -20,6 +20,7 @@ from typing import Any
 from sqlmemory import AsyncSqlStorage, ConflictError, FixedWindow, ImageBlock, Message, SqlStorage
 from sqlmemory.migrate import sync_url
 from tests.support.cases import image_bytes
+from tests.support.processes import running
 
 BATCH = 3
 """Messages in one append batch and in one saved history."""
@@ -225,17 +226,8 @@ def run_workers(
         context.Process(target=target, args=(url, i, *args(i), barrier, results), daemon=True)
         for i in range(count)
     ]
-    for process in processes:
-        process.start()
-    try:
-        reports = [results.get(timeout=timeout) for _ in processes]
-        for process in processes:
-            process.join(TIMEOUT)
-    finally:
-        for process in processes:
-            if process.is_alive():
-                process.kill()
-    return reports
+    with running(processes, TIMEOUT):
+        return [results.get(timeout=timeout) for _ in processes]
 
 
 def cold_worker(url: str, index: int, sid: str, rounds: int, barrier: Any, results: Any) -> None:

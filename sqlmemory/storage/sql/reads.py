@@ -272,35 +272,18 @@ def _with_blocks(statement: Select[Any] | CompoundSelect[Any], dialect: str) -> 
     """
     page = statement.subquery("page")
     blocks = blocks_table.c
+    on = (page.c.n_blocks > 0, blocks.session_id == bindparam("sid"), blocks.seq == page.c.seq)
+    joined: Any = blocks_table
+    condition: Any = and_(*on)
     if dialect == "postgresql":
-        found = (
-            select(*BLOCK_COLUMNS)
-            .where(
-                page.c.n_blocks > 0,
-                blocks.session_id == bindparam("sid"),
-                blocks.seq == page.c.seq,
-            )
-            # OFFSET keeps the planner from pulling the subquery up into a plain join.
-            .offset(0)
-            .lateral("found")
-        )
-        return (
-            select(page, *found.c)
-            .outerjoin(found, true())
-            .order_by(page.c.seq.desc(), *page.c[IN_HEAD:], found.c.position)
-        )
+        # OFFSET keeps the planner from pulling the subquery up into a plain join.
+        joined = select(*BLOCK_COLUMNS).where(*on).offset(0).lateral("found")
+        condition = true()
     return (
-        select(page, *BLOCK_COLUMNS)
-        .outerjoin(
-            blocks_table,
-            and_(
-                page.c.n_blocks > 0,
-                blocks.session_id == bindparam("sid"),
-                blocks.seq == page.c.seq,
-            ),
-        )
+        select(page, *(joined.c[c.name] for c in BLOCK_COLUMNS))
+        .outerjoin(joined, condition)
         # A message in both the head and the newest page comes twice, each copy whole.
-        .order_by(page.c.seq.desc(), *page.c[IN_HEAD:], blocks.position)
+        .order_by(page.c.seq.desc(), *page.c[IN_HEAD:], joined.c.position)
     )
 
 
