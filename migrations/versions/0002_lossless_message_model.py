@@ -50,11 +50,11 @@ _messages = sa.table(
     sa.column("message_id", column_types.Key()),
     sa.column("role", sa.String()),
     sa.column("tool_call_id", column_types.Key()),
-    sa.column("text", column_types.Utf8Text()),
+    sa.column("text", column_types.LegacyUtf8Text()),
     sa.column("n_blocks", sa.Integer()),
-    sa.column("tool_calls", column_types.Utf8Text()),
-    sa.column("metadata_json", column_types.Utf8Text()),
-    sa.column("extras_json", column_types.Utf8Text()),
+    sa.column("tool_calls", column_types.LegacyUtf8Text()),
+    sa.column("metadata_json", column_types.LegacyUtf8Text()),
+    sa.column("extras_json", column_types.LegacyUtf8Text()),
     sa.column("is_error", sa.Boolean()),
     sa.column("digest", sa.String()),
 )
@@ -75,20 +75,20 @@ _blocks = sa.table(
     sa.column("seq", sa.BigInteger()),
     sa.column("position", sa.Integer()),
     sa.column("kind", sa.String()),
-    sa.column("text", column_types.Utf8Text()),
-    sa.column("signature", column_types.Utf8Text()),
+    sa.column("text", column_types.LegacyUtf8Text()),
+    sa.column("signature", column_types.LegacyUtf8Text()),
     sa.column("media_type", sa.String()),
-    sa.column("url", column_types.Utf8Text()),
-    sa.column("file_id", column_types.Utf8Text()),
-    sa.column("title", column_types.Utf8Text()),
+    sa.column("url", column_types.LegacyUtf8Text()),
+    sa.column("file_id", column_types.LegacyUtf8Text()),
+    sa.column("title", column_types.LegacyUtf8Text()),
     sa.column("detail", sa.String()),
     sa.column("width", sa.Integer()),
     sa.column("height", sa.Integer()),
     sa.column("blob_sha256", sa.String()),
     sa.column("call_id", column_types.Key()),
-    sa.column("name", column_types.Utf8Text()),
-    sa.column("value_json", column_types.Utf8Text()),
-    sa.column("extras_json", column_types.Utf8Text()),
+    sa.column("name", column_types.LegacyUtf8Text()),
+    sa.column("value_json", column_types.LegacyUtf8Text()),
+    sa.column("extras_json", column_types.LegacyUtf8Text()),
 )
 _blobs = sa.table(
     "sqlmemory_blobs",
@@ -116,21 +116,21 @@ def _messages_table(*, tool_calls: bool, added: bool) -> sa.Table:
         sa.Column("message_id", column_types.Key(), nullable=False),
         sa.Column("role", sa.String(16), nullable=False),
         sa.Column("tool_call_id", column_types.Key()),
-        sa.Column("text", column_types.Utf8Text()),
+        sa.Column("text", column_types.LegacyUtf8Text()),
         sa.Column("n_blocks", sa.Integer(), nullable=False),
-        sa.Column("call_ids", column_types.Utf8Text()),
+        sa.Column("call_ids", column_types.LegacyUtf8Text()),
     ]
     if tool_calls:
-        columns.append(sa.Column("tool_calls", column_types.Utf8Text()))
+        columns.append(sa.Column("tool_calls", column_types.LegacyUtf8Text()))
     columns += [
-        sa.Column("metadata_json", column_types.Utf8Text()),
+        sa.Column("metadata_json", column_types.LegacyUtf8Text()),
         sa.Column("recorded_at", column_types.UTCDateTime(), nullable=False),
         sa.Column("digest", sa.String(64), nullable=False),
         sa.Column("tokens", sa.Integer(), nullable=False),
     ]
     if added:
         columns += [
-            sa.Column("extras_json", column_types.Utf8Text()),
+            sa.Column("extras_json", column_types.LegacyUtf8Text()),
             sa.Column("is_error", sa.Boolean(), server_default=sa.false(), nullable=False),
         ]
     return sa.Table(
@@ -155,23 +155,23 @@ def _blocks_table(*, added: bool) -> sa.Table:
         sa.Column("seq", sa.BigInteger(), primary_key=True, autoincrement=False),
         sa.Column("position", sa.Integer(), primary_key=True, autoincrement=False),
         sa.Column("kind", sa.String(32 if added else 16), nullable=False),
-        sa.Column("text", column_types.Utf8Text()),
-        sa.Column("signature", column_types.Utf8Text()),
+        sa.Column("text", column_types.LegacyUtf8Text()),
+        sa.Column("signature", column_types.LegacyUtf8Text()),
         sa.Column("media_type", sa.String(100)),
-        sa.Column("url", column_types.Utf8Text()),
-        sa.Column("title", column_types.Utf8Text()),
+        sa.Column("url", column_types.LegacyUtf8Text()),
+        sa.Column("title", column_types.LegacyUtf8Text()),
         sa.Column("width", sa.Integer()),
         sa.Column("height", sa.Integer()),
         sa.Column("blob_sha256", sa.String(64)),
     ]
     if added:
         columns += [
-            sa.Column("file_id", column_types.Utf8Text()),
+            sa.Column("file_id", column_types.LegacyUtf8Text()),
             sa.Column("detail", sa.String(16)),
             sa.Column("call_id", column_types.Key()),
-            sa.Column("name", column_types.Utf8Text()),
-            sa.Column("value_json", column_types.Utf8Text()),
-            sa.Column("extras_json", column_types.Utf8Text()),
+            sa.Column("name", column_types.LegacyUtf8Text()),
+            sa.Column("value_json", column_types.LegacyUtf8Text()),
+            sa.Column("extras_json", column_types.LegacyUtf8Text()),
         ]
     return sa.Table(
         "sqlmemory_blocks",
@@ -368,12 +368,12 @@ def _move_calls_into_blocks(conn: sa.Connection) -> None:
 def upgrade() -> None:
     """Add the columns, move tool calls into blocks, recompute digests, drop ``tool_calls``."""
     with _batch("sqlmemory_blocks", _blocks_table(added=False)) as batch_op:
-        batch_op.add_column(sa.Column("file_id", column_types.Utf8Text(), nullable=True))
+        batch_op.add_column(sa.Column("file_id", column_types.LegacyUtf8Text(), nullable=True))
         batch_op.add_column(sa.Column("detail", sa.String(length=16), nullable=True))
         batch_op.add_column(sa.Column("call_id", column_types.Key(), nullable=True))
-        batch_op.add_column(sa.Column("name", column_types.Utf8Text(), nullable=True))
-        batch_op.add_column(sa.Column("value_json", column_types.Utf8Text(), nullable=True))
-        batch_op.add_column(sa.Column("extras_json", column_types.Utf8Text(), nullable=True))
+        batch_op.add_column(sa.Column("name", column_types.LegacyUtf8Text(), nullable=True))
+        batch_op.add_column(sa.Column("value_json", column_types.LegacyUtf8Text(), nullable=True))
+        batch_op.add_column(sa.Column("extras_json", column_types.LegacyUtf8Text(), nullable=True))
         batch_op.alter_column(
             "kind",
             existing_type=sa.String(length=16),
@@ -381,7 +381,7 @@ def upgrade() -> None:
             existing_nullable=False,
         )
     with _batch("sqlmemory_messages", _messages_table(tool_calls=True, added=False)) as batch_op:
-        batch_op.add_column(sa.Column("extras_json", column_types.Utf8Text(), nullable=True))
+        batch_op.add_column(sa.Column("extras_json", column_types.LegacyUtf8Text(), nullable=True))
         batch_op.add_column(
             sa.Column("is_error", sa.Boolean(), server_default=sa.false(), nullable=False)
         )
@@ -409,11 +409,13 @@ _NOT_IN_0001: list[tuple[str, Any]] = [
         "empty tool results",
         sa.and_(
             _messages.c.role == "tool",
-            sa.or_(_messages.c.text.is_(None), _messages.c.text == ""),
+            # By length: the check runs at the revision the downgrade starts from, where
+            # PostgreSQL's text is ``bytea`` (0003) or ``text`` (0004 on).
+            sa.or_(_messages.c.text.is_(None), sa.func.length(_messages.c.text) == 0),
             ~sa.exists().where(
                 _blocks.c.session_id == _messages.c.session_id,
                 _blocks.c.seq == _messages.c.seq,
-                sa.or_(_blocks.c.kind != "text", _blocks.c.text != ""),
+                sa.or_(_blocks.c.kind != "text", sa.func.length(_blocks.c.text) > 0),
             ),
         ),
     ),
@@ -530,7 +532,7 @@ def downgrade() -> None:
         _refuse_what_0001_cannot_hold(op.get_bind())
 
     with _batch("sqlmemory_messages", _messages_table(tool_calls=False, added=True)) as batch_op:
-        batch_op.add_column(sa.Column("tool_calls", column_types.Utf8Text(), nullable=True))
+        batch_op.add_column(sa.Column("tool_calls", column_types.LegacyUtf8Text(), nullable=True))
 
     if offline:
         op.execute("-- 0002 moves no rows offline: downgrade a database holding messages online")

@@ -62,8 +62,8 @@ def _sessions_table(*, added: bool) -> sa.Table:
         columns += [
             sa.Column("updated_at", column_types.UTCDateTime()),
             sa.Column("message_count", sa.BigInteger()),
-            sa.Column("title", column_types.Utf8Text()),
-            sa.Column("metadata_json", column_types.Utf8Text()),
+            sa.Column("title", column_types.LegacyUtf8Text()),
+            sa.Column("metadata_json", column_types.LegacyUtf8Text()),
         ]
     return sa.Table("sqlmemory_sessions", sa.MetaData(), *columns)
 
@@ -79,8 +79,10 @@ def upgrade() -> None:
     with _batch(added=False) as batch_op:
         batch_op.add_column(sa.Column("updated_at", column_types.UTCDateTime(), nullable=True))
         batch_op.add_column(sa.Column("message_count", sa.BigInteger(), nullable=True))
-        batch_op.add_column(sa.Column("title", column_types.Utf8Text(), nullable=True))
-        batch_op.add_column(sa.Column("metadata_json", column_types.Utf8Text(), nullable=True))
+        batch_op.add_column(sa.Column("title", column_types.LegacyUtf8Text(), nullable=True))
+        batch_op.add_column(
+            sa.Column("metadata_json", column_types.LegacyUtf8Text(), nullable=True)
+        )
 
     counted = (
         sa.select(sa.func.count())

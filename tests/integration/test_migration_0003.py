@@ -68,12 +68,13 @@ def test_upgrading_a_populated_0002_database_gives_every_session_its_record(
         at_0002 = rows_of_0002(conn)
         clocks = dict(conn.execute(sa.select(CLOCKS.c.session_id, CLOCKS.c.last_recorded_at)).all())
 
-    migrate.upgrade(db)
-    migrate.check(db)
+    migrate.upgrade(db, "0003")
     assert session_columns(db) >= RECORD_COLUMNS
     assert INDEX in session_indexes(db)
     with db.connect() as conn:
         assert rows_of_0002(conn) == at_0002
+    migrate.upgrade(db)
+    migrate.check(db)
 
     storage = SqlStorage(db)
     records = {i.session_id: i for i in storage.list_sessions().items}
@@ -94,6 +95,8 @@ def test_upgrading_a_populated_0002_database_gives_every_session_its_record(
 def test_0003_goes_down_and_up_on_an_empty_database(db: sa.Engine) -> None:
     migrate.downgrade(db, "0002")
     migrate.upgrade(db, "0003")
+    assert migrate.current(db) == "0003"
+    migrate.upgrade(db)
     migrate.check(db)
     storage = SqlStorage(db)
     storage.update_session("s", title="t")

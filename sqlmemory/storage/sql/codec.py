@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlmemory.policy import Entry, estimate_tokens
 from sqlmemory.storage.checks import content_digest
+from sqlmemory.storage.sql.base64_text import BLOCK_TEXT, FLAG, decode, decoded
 from sqlmemory.types import (
     Block,
     DocumentBlock,
@@ -46,6 +47,7 @@ MESSAGE_FIELDS = (
     "recorded_at",
     "tokens",
     "digest",
+    "text_base64",
 )
 """The columns of a message row, in the order the reads select them: rows are read as
 tuples (a mapping per row costs more than the row) and taken apart by these positions."""
@@ -63,6 +65,7 @@ tuples (a mapping per row costs more than the row) and taken apart by these posi
     RECORDED_AT,
     TOKENS,
     DIGEST,
+    TEXT_BASE64,
 ) = range(len(MESSAGE_FIELDS))
 MEMO = "_sqlmemory_memo"
 """The private ``__dict__`` key of a message's :class:`_Memo`."""
@@ -191,6 +194,7 @@ def _block_row(block: Block, position: int, blobs: list[BlobData]) -> dict[str, 
     row: dict[str, Any] = dict.fromkeys(_BLOCK_KEYS)
     row["position"] = position
     row["kind"] = block.kind
+    row[FLAG] = False  # the writes set it on PostgreSQL, for text that holds NUL
     if block.extras:
         row["extras_json"] = dump_json(block.extras)
     _ROW_OF[type(block)](block, row, blobs)
@@ -302,6 +306,7 @@ def encode_message(message: Message) -> EncodedMessage:
         "is_error": message.is_error,
         "digest": digest_of(message),
         "tokens": min(estimate_tokens(message), MAX_STORED_TOKENS),
+        FLAG: False,  # the writes set it on PostgreSQL, for text that holds NUL
     }
     return EncodedMessage(message, row, blocks, blobs)
 
@@ -367,6 +372,8 @@ def _decode_media(row: Mapping[Any, Any], blobs: Mapping[str, tuple[bytes, Any, 
 
 def decode_block(row: Mapping[Any, Any], blobs: Mapping[str, tuple[bytes, Any, Any]]) -> Block:
     """A block from its row; ``blobs`` maps sha256 to ``(data, width, height)``."""
+    if row[FLAG]:
+        row = decoded(row, BLOCK_TEXT)
     kind = row["kind"]
     if kind == "text":
         return _new(TextBlock, text=row["text"], extras=_json_of(row["extras_json"]))  # type: ignore[no-any-return]
@@ -397,6 +404,8 @@ def decode_block(row: Mapping[Any, Any], blobs: Mapping[str, tuple[bytes, Any, A
 def decode_message(row: Sequence[Any], blocks: Sequence[Block]) -> Message:
     """A message from its row (:data:`MESSAGE_FIELDS`) and its decoded blocks."""
     text = row[TEXT]
+    if row[TEXT_BASE64]:
+        text = decode(text)
     content: tuple[Block, ...] = tuple(blocks)
     if text is not None:
         first: TextBlock = _NEW(TextBlock)

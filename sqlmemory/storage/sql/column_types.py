@@ -9,7 +9,7 @@ from sqlalchemy import DateTime, Dialect, LargeBinary, String, Text
 from sqlalchemy.dialects import mysql, postgresql
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-__all__ = ["Blob", "Key", "UTCDateTime", "Utf8Text"]
+__all__ = ["Blob", "Key", "LegacyUtf8Text", "UTCDateTime", "Utf8Text"]
 
 _ZERO = timedelta(0)
 _combine = datetime.combine
@@ -63,6 +63,7 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 
 _MYSQL = ("mysql", "mariadb")
+_LONGTEXT = mysql.LONGTEXT(charset="utf8mb4", collation="utf8mb4_bin")
 
 
 class _OnlyFor(TypeDecorator[str]):
@@ -85,12 +86,9 @@ class _OnlyFor(TypeDecorator[str]):
         return None
 
 
-class Utf8Text(_OnlyFor):
-    """Any Python ``str`` that encodes to UTF-8, NUL and 4-byte characters included.
-
-    PostgreSQL ``text`` cannot hold NUL, so there the UTF-8 bytes go into ``bytea``;
-    MySQL/MariaDB get ``LONGTEXT`` in utf8mb4 with a binary collation.
-    """
+class LegacyUtf8Text(_OnlyFor):
+    """The text type of revisions 0001 to 0003, kept for them: as :data:`Utf8Text`, but on
+    PostgreSQL the UTF-8 bytes in ``bytea``, converted in Python on every read and write."""
 
     impl = Text
     cache_ok = True
@@ -99,20 +97,15 @@ class Utf8Text(_OnlyFor):
     def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
         if dialect.name == "postgresql":
             return dialect.type_descriptor(postgresql.BYTEA())
-        if dialect.name in ("mysql", "mariadb"):
-            longtext = mysql.LONGTEXT(charset="utf8mb4", collation="utf8mb4_bin")
-            return dialect.type_descriptor(longtext)
+        if dialect.name in _MYSQL:
+            return dialect.type_descriptor(_LONGTEXT)
         return dialect.type_descriptor(Text())
 
     def process_bind_param(self, value: str | None, dialect: Dialect) -> Any:
-        if value is not None and dialect.name == "postgresql":
-            return value.encode("utf-8")
-        return value
+        return None if value is None else value.encode("utf-8")
 
     def process_result_value(self, value: Any, dialect: Dialect) -> str | None:
-        if value is not None and dialect.name == "postgresql":
-            return bytes(value).decode("utf-8")
-        return value  # type: ignore[no-any-return]
+        return None if value is None else bytes(value).decode("utf-8")
 
 
 class Key(_OnlyFor):
@@ -142,5 +135,13 @@ class Key(_OnlyFor):
         return value  # type: ignore[no-any-return]
 
 
+Utf8Text = Text().with_variant(_LONGTEXT, "mysql", "mariadb")
+"""Any Python ``str`` that encodes to UTF-8, read and written without conversion.
+
+``text`` on PostgreSQL and SQLite, ``LONGTEXT`` in utf8mb4 with a binary collation on
+MySQL/MariaDB. PostgreSQL ``text`` cannot hold NUL: there a row whose text holds one keeps
+its text columns in base64 and says so in its ``text_base64`` flag
+(:mod:`~sqlmemory.storage.sql.base64_text`); no other value costs a Python call on its way
+in or out."""
 Blob = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 """Image and document bytes (``LONGBLOB`` on MySQL/MariaDB)."""

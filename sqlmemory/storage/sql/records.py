@@ -9,7 +9,7 @@ record is the ``sqlmemory_sessions`` row; the writes of ``writes.py`` keep its
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +29,7 @@ from sqlalchemy import (
 )
 
 from sqlmemory.storage.records import SessionInfo, info_of
+from sqlmemory.storage.sql import base64_text
 from sqlmemory.storage.sql.column_types import Key, UTCDateTime
 from sqlmemory.storage.sql.schema import messages_table, sessions_table
 from sqlmemory.storage.sql.writes import _later, _lock_session
@@ -48,13 +49,18 @@ RECORD_COLUMNS = (
     _session.message_count,
     _session.title,
     _session.metadata_json,
+    _session.text_base64,
 )
 
 
 def session_info(conn: Connection, sid: str) -> SessionInfo | None:
     """The session's record, or ``None``."""
     row = conn.execute(select(*RECORD_COLUMNS).where(_session.session_id == sid)).first()
-    return None if row is None else info_of(dict(row._mapping))
+    return None if row is None else _info(row._mapping)
+
+
+def _info(row: Mapping[Any, Any]) -> SessionInfo:
+    return info_of(base64_text.decoded(row, base64_text.SESSION_TEXT))
 
 
 def _after(dialect: str) -> ColumnElement[bool]:
@@ -115,13 +121,16 @@ def list_page(
         params.update(pattern=_like_prefix(prefix), prefix=prefix, prefix_length=len(prefix))
     if after is not None:
         params.update(at=after[0], after_sid=after[1])
-    return [info_of(dict(row)) for row in conn.execute(statement, params).mappings()]
+    return [_info(row) for row in conn.execute(statement, params).mappings()]
 
 
 def update_session(conn: Connection, sid: str, values: dict[str, Any], now: datetime) -> None:
     """Set the record's ``values`` (``title``, ``metadata_json``) under the session's lock,
     creating the record if needed; its ``updated_at`` moves to ``now``."""
     _lock_session(conn, sid, 0, now, now, keep_history=True)
+    if "title" in values and conn.dialect.name == "postgresql":
+        values = dict(values)
+        base64_text.escape([values], base64_text.SESSION_TEXT)
     conn.execute(
         update(sessions_table)
         .where(_session.session_id == sid)

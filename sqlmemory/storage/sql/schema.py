@@ -94,6 +94,9 @@ class SessionRow(Base):
     """The caller's title (``update_session``)."""
     metadata_json: Mapped[str | None] = mapped_column(Utf8Text)
     """The caller's session metadata as JSON text (key order kept); NULL when empty."""
+    text_base64: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Whether the row's text columns hold the base64 of their UTF-8 bytes: on PostgreSQL,
+    for a row whose text holds NUL (``base64_text.py``)."""
 
 
 class BlobRow(Base):
@@ -148,6 +151,9 @@ class MessageRow(Base):
     """SHA-256 of the message's content: idempotent appends and incremental saves."""
     tokens: Mapped[int] = mapped_column(Integer)
     """The default token estimate, so token windows are found without reading content."""
+    text_base64: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Whether the row's text columns hold the base64 of their UTF-8 bytes: on PostgreSQL,
+    for a row whose text holds NUL (``base64_text.py``)."""
 
 
 class BlockRow(Base):
@@ -203,6 +209,9 @@ class BlockRow(Base):
     when they are ``None``); an opaque item's payload."""
     extras_json: Mapped[str | None] = mapped_column(Utf8Text)
     """The block's extras as JSON text; NULL when empty."""
+    text_base64: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Whether the row's text columns hold the base64 of their UTF-8 bytes: on PostgreSQL,
+    for a row whose text holds NUL (``base64_text.py``)."""
 
 
 sessions_table = cast(Table, SessionRow.__table__)
@@ -228,5 +237,6 @@ MESSAGE_COLUMNS = (
     messages_table.c.recorded_at,
     messages_table.c.tokens,
     messages_table.c.digest,
+    messages_table.c.text_base64,
 )
 """The message columns every read selects."""

@@ -28,7 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from sqlmemory.errors import DuplicateMessageError
-from sqlmemory.storage.sql import reads
+from sqlmemory.storage.sql import base64_text, reads
 from sqlmemory.storage.sql.codec import EncodedMessage, encode_message, history_digest
 from sqlmemory.storage.sql.save_plan import SessionLock, StoredMessage, plan_save
 from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table, sessions_table
@@ -243,6 +243,9 @@ def _insert_messages(
         recorded = e.message.recorded_at or stamp
         message_rows.append({**e.row, "session_id": sid, "seq": seq, "recorded_at": recorded})
         block_rows.extend({**block, "session_id": sid, "seq": seq} for block in e.blocks)
+    if conn.dialect.name == "postgresql":
+        base64_text.escape(message_rows, base64_text.MESSAGE_TEXT)
+        base64_text.escape(block_rows, base64_text.BLOCK_TEXT)
     conn.execute(INSERT_MESSAGE, message_rows)
     if block_rows:
         conn.execute(INSERT_BLOCK, block_rows)
