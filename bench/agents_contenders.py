@@ -86,6 +86,10 @@ class SqlitePlace:
 
         return f"SQLite {sqlite3.sqlite_version}"
 
+    def engine_options(self) -> dict[str, Any]:
+        """Keyword arguments for every contender's ``create_async_engine``."""
+        return {}
+
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
 
@@ -95,12 +99,13 @@ class PostgresPlace:
 
     backend = "postgresql"
 
-    def __init__(self, url: str, run_id: str, driver: str) -> None:
+    def __init__(self, url: str, run_id: str, driver: str, pre_ping: bool = False) -> None:
         import psycopg
 
         self.url = make_url(url)
         self.run_id = run_id
         self.driver = driver
+        self.pre_ping = pre_ping
         conninfo = self.url.set(drivername="postgresql").render_as_string(False)
         self.admin = psycopg.connect(conninfo, autocommit=True)
 
@@ -118,6 +123,11 @@ class PostgresPlace:
     def drop(self, where: dict[str, str]) -> None:
         self.admin.execute(f'DROP DATABASE IF EXISTS "{where["database"]}" WITH (FORCE)')
 
+    def engine_options(self) -> dict[str, Any]:
+        """Keyword arguments for every contender's ``create_async_engine``: the same pool
+        for both sessions, pinging pooled connections at checkout or not."""
+        return {"pool_pre_ping": self.pre_ping}
+
     def version(self) -> str:
         row = self.admin.execute("SHOW server_version").fetchone()
         return f"PostgreSQL {row[0] if row else '?'}"
@@ -133,14 +143,28 @@ Place = SqlitePlace | PostgresPlace
 
 
 class Contender:
-    """One session implementation on a fresh database; one session object per id."""
+    """One session implementation on a fresh database; one session object per id.
+
+    Contenders on an ``AsyncEngine`` get one made the same way, by
+    ``create_async_engine(url, **engine_options)``: the comparison is of the sessions, not
+    of pool settings. (``AsyncSqlStorage.from_url`` on a server would also turn on
+    ``pool_pre_ping``, which on asyncpg is three round trips per checkout: ``--pre-ping``
+    gives it to both contenders.)
+    """
 
     name = ""
     backends: tuple[str, ...] = ("sqlite", "postgresql")
 
-    def __init__(self, where: dict[str, str]) -> None:
+    def __init__(self, where: dict[str, str], engine_options: dict[str, Any] | None = None) -> None:
         self.where = where
+        self.engine_options = engine_options or {}
         self.sessions: dict[str, Any] = {}
+
+    def engine(self) -> Any:
+        """A new ``AsyncEngine`` on the contender's database."""
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        return create_async_engine(self.where["async_url"], **self.engine_options)
 
     async def setup(self) -> None:
         """Untimed: connect, create the schema."""
@@ -165,7 +189,7 @@ class SqlMemory(Contender):
         from sqlmemory import AsyncSqlStorage, migrate
 
         await asyncio.to_thread(migrate.upgrade, self.where["sync_url"])
-        self.storage = AsyncSqlStorage.from_url(self.where["async_url"])
+        self.storage = AsyncSqlStorage(self.engine())
 
     def open(self, sid: str) -> Any:
         from sqlmemory.integrations.openai_agents import SqlMemorySession
@@ -173,24 +197,22 @@ class SqlMemory(Contender):
         return SqlMemorySession(sid, self.storage)
 
     async def close(self) -> None:
-        await self.storage.close()
+        await self.storage.engine.dispose()
 
 
 class AgentsSQLAlchemy(Contender):
     name = "agents_sqlalchemy"
 
     async def setup(self) -> None:
-        from sqlalchemy.ext.asyncio import create_async_engine
-
-        self.engine = create_async_engine(self.where["async_url"])
+        self.async_engine = self.engine()
 
     def open(self, sid: str) -> Any:
         from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
 
-        return SQLAlchemySession(sid, engine=self.engine, create_tables=True)
+        return SQLAlchemySession(sid, engine=self.async_engine, create_tables=True)
 
     async def close(self) -> None:
-        await self.engine.dispose()
+        await self.async_engine.dispose()
 
 
 class AgentsSQLite(Contender):

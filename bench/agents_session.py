@@ -8,8 +8,10 @@ installs the SDK's ``SQLAlchemySession`` with its drivers)::
     python bench/agents_session.py --quick    # small sizes, a check that it runs
 
 The contenders are :class:`sqlmemory.integrations.openai_agents.SqlMemorySession` on an
-``AsyncSqlStorage``, the SDK's ``SQLAlchemySession`` (``create_tables=True``) on an
-``AsyncEngine`` of the same driver, and on SQLite the SDK's ``SQLiteSession``. Each case
+``AsyncSqlStorage``, the SDK's ``SQLAlchemySession`` (``create_tables=True``), each on an
+``AsyncEngine`` made the same way (``create_async_engine(url)``, the same driver and pool
+settings: ``--pre-ping`` turns ``pool_pre_ping`` on for both), and on SQLite the SDK's
+``SQLiteSession``. Each case
 (a scenario at a history size) gets fresh databases, one per contender: a new SQLite file,
 or a new PostgreSQL database created for the case and dropped after it. The contenders
 are timed interleaved, in an order that rotates every repetition (``timing.rotating``),
@@ -114,7 +116,7 @@ class Case:
                 continue
             where = self.place.fresh(f"{slug}_{cls.name}")
             self.places.append(where)
-            contender = cls(where)
+            contender = cls(where, self.place.engine_options())
             self.contenders.append(contender)
             self.run(contender.setup())
         return self
@@ -257,6 +259,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--pg-driver", default="asyncpg", choices=("asyncpg", "psycopg"), help="async driver"
     )
+    parser.add_argument(
+        "--pre-ping",
+        action="store_true",
+        help="pool_pre_ping on both contenders' PostgreSQL engines (as from_url sets it)",
+    )
     parser.add_argument("--sqlite-dir", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     return parser.parse_args(argv)
@@ -278,6 +285,7 @@ def main(argv: Sequence[str] | None = None, sizes: Sizes | None = None) -> dict[
         "load_before": os.getloadavg(),
         "sizes": dataclasses.asdict(sizes),
         "versions": versions(),
+        "pool_pre_ping": args.pre_ping,
         "backends": {},
         "results": [],
         "skipped": {},
@@ -288,7 +296,7 @@ def main(argv: Sequence[str] | None = None, sizes: Sizes | None = None) -> dict[
             if backend == "sqlite":
                 place = SqlitePlace(args.sqlite_dir)
             elif backend == "postgresql":
-                place = PostgresPlace(args.pg_url, run_id, args.pg_driver)
+                place = PostgresPlace(args.pg_url, run_id, args.pg_driver, args.pre_ping)
             else:
                 raise SystemExit(f"unknown backend {backend!r}: sqlite or postgresql")
         except Exception as exc:  # an unreachable server is reported, not fatal

@@ -499,11 +499,22 @@ def _render(units: list[dict[str, Any] | _Unit], role: str, text_type: str) -> l
 
 def _input_items(message: Message) -> list[dict[str, Any]]:
     role = Role.USER.value if message.role is Role.DOCUMENT else message.role.value
-    units = _units(message.content, False, _own(message.extras))
+    content = message.content
+    if (
+        len(content) == 1
+        and type(content[0]) is TextBlock
+        and FMT not in content[0].extras
+        and FMT not in message.extras
+    ):
+        # The usual case, what _units and _render make of it without their steps.
+        return [{"role": role, "content": content[0].text}]
+    units = _units(content, False, _own(message.extras))
     return _render(units, role, "input_text")
 
 
 def _assistant_items(blocks: Sequence[Block]) -> list[dict[str, Any]]:
+    if len(blocks) == 1 and type(blocks[0]) is ToolCall:
+        return [_call_item(blocks[0])]  # the usual case, as _units and _render write it
     return _render(_units(blocks, True, {}), "assistant", "output_text")
 
 
