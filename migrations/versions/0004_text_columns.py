@@ -13,6 +13,10 @@ On PostgreSQL the ``bytea`` text columns become ``text``:
   gets its flag and all of them base64 (``encode(..., 'base64')``), every other row its
   text as it is.
 
+On PostgreSQL the index of the blocks on ``(session_id, blob_sha256)`` becomes partial
+(``WHERE blob_sha256 IS NOT NULL``): blocks without bytes are not in it, and a planner
+without statistics yet no longer probes it for a message's blocks.
+
 Downgrade turns them back into ``bytea`` (base64 decoded where the flag says so) and
 drops the flags: nothing is lost either way. On SQLite and MySQL/MariaDB only the flag
 columns come and go.
@@ -50,6 +54,7 @@ JSON_TEXT = {
     "sqlmemory_blocks": ("value_json", "extras_json"),
 }
 """The columns that hold JSON text, which never holds NUL."""
+BLOB_INDEX = "ix_sqlmemory_blocks_session_id_blob_sha256"
 NUL = "position('\\x00'::bytea IN {column}) > 0"
 
 
@@ -57,6 +62,16 @@ def _flag_nul_rows(table: str) -> None:
     """Flag the rows whose free text holds NUL (still ``bytea``)."""
     holds_nul = " OR ".join(NUL.format(column=c) for c in FREE_TEXT[table])
     op.execute(f"UPDATE {table} SET {FLAG} = true WHERE {holds_nul}")  # noqa: S608
+
+
+def _blob_index(where: str | None) -> None:
+    op.drop_index(BLOB_INDEX, table_name="sqlmemory_blocks")
+    op.create_index(
+        BLOB_INDEX,
+        "sqlmemory_blocks",
+        ["session_id", "blob_sha256"],
+        postgresql_where=None if where is None else sa.text(where),
+    )
 
 
 def upgrade() -> None:
@@ -67,6 +82,7 @@ def upgrade() -> None:
         )
     if op.get_context().dialect.name != "postgresql":
         return
+    _blob_index("blob_sha256 IS NOT NULL")
     for table, columns in FREE_TEXT.items():
         _flag_nul_rows(table)
         for column in columns:
@@ -93,6 +109,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     """Turn the text columns back into ``bytea`` on PostgreSQL; drop the flags."""
     if op.get_context().dialect.name == "postgresql":
+        _blob_index(None)
         for table, columns in FREE_TEXT.items():
             for column in columns:
                 op.alter_column(

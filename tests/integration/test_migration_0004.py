@@ -73,6 +73,15 @@ def stored_text(conn: sa.Connection) -> dict[str, list[tuple[Any, ...]]]:
     return found
 
 
+def blob_index_where(db: sa.Engine) -> Any:
+    (index,) = [
+        i
+        for i in sa.inspect(db).get_indexes("sqlmemory_blocks")
+        if i["name"] == "ix_sqlmemory_blocks_session_id_blob_sha256"
+    ]
+    return index.get("dialect_options", {}).get("postgresql_where")
+
+
 def column_types(db: sa.Engine, table: str) -> dict[str, str]:
     return {c["name"]: str(c["type"]) for c in sa.inspect(db).get_columns(table)}
 
@@ -98,6 +107,7 @@ def test_down_to_0003_and_up_again_keeps_every_string(db: sa.Engine) -> None:
     if db.dialect.name == "postgresql":
         assert column_types(db, "sqlmemory_messages")["text"] == "BYTEA"
         assert column_types(db, "sqlmemory_blocks")["value_json"] == "BYTEA"
+        assert blob_index_where(db) is None
     with db.connect() as conn:
         assert stored_text(conn) == at_head
 
@@ -106,6 +116,8 @@ def test_down_to_0003_and_up_again_keeps_every_string(db: sa.Engine) -> None:
     if db.dialect.name == "postgresql":
         assert column_types(db, "sqlmemory_messages")["text"] == "TEXT"
         assert column_types(db, "sqlmemory_sessions")["metadata_json"] == "TEXT"
+        # Blocks without bytes are left out of the index that finds a blob's blocks.
+        assert blob_index_where(db) == "(blob_sha256 IS NOT NULL)"
     storage = SqlStorage(db)
     for sid, history in histories.items():
         assert timeless(storage.load(sid)) == timeless(history)

@@ -282,7 +282,9 @@ def _block_rows_examined(engine: sa.Engine, sql: str, params: Any) -> int:
         elif isinstance(node, dict):
             name = node.get("Relation Name", node.get("table_name"))
             if name == "sqlmemory_blocks" and rows_key in node:
-                total += round(node[rows_key] * node.get(loops_key, 1))
+                # Rows an index scan read and a filter dropped were examined too.
+                read = node[rows_key] + node.get("Rows Removed by Filter", 0)
+                total += round(read * node.get(loops_key, 1))
             stack.extend(node.values())
     return total
 

@@ -24,6 +24,7 @@ from sqlalchemy import (
     Table,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -49,6 +50,9 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_N_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+BLOB_NOT_NULL = "blob_sha256 IS NOT NULL"
+"""The predicate of the partial blob index of ``sqlmemory_blocks`` on PostgreSQL."""
 
 # InnoDB for transactions and foreign keys; utf8mb4 so 4-byte characters fit.
 MYSQL_TABLE_ARGS: dict[str, Any] = {
@@ -178,7 +182,11 @@ class BlockRow(Base):
             ["sqlmemory_blobs.session_id", "sqlmemory_blobs.sha256"],
         ),
         # Finds the blocks that still reference a blob when unreferenced blobs are swept.
-        Index(None, "session_id", "blob_sha256"),
+        # Partial on PostgreSQL: the blocks without bytes (nearly all) are not in it, and
+        # the planner of a database without statistics yet cannot pick it to probe the
+        # blocks of a message (the session's rows of it, filtered by seq) instead of the
+        # primary key. MySQL/MariaDB have no partial indexes.
+        Index(None, "session_id", "blob_sha256", postgresql_where=text(BLOB_NOT_NULL)),
         MYSQL_TABLE_ARGS,
     )
 
