@@ -181,10 +181,13 @@ def thaw_json(value: Any) -> Any:
     kind = type(value)
     if kind in _ATOMS:
         return value
+    # Atoms are taken inline: most values of an object are, and a call each costs more.
     if kind in _OBJECTS or isinstance(value, Mapping):
-        return {key: thaw_json(item) for key, item in value.items()}
+        return {
+            key: item if type(item) in _ATOMS else thaw_json(item) for key, item in value.items()
+        }
     if kind in _ARRAYS or isinstance(value, (tuple, list)):
-        return [thaw_json(item) for item in value]
+        return [item if type(item) in _ATOMS else thaw_json(item) for item in value]
     return value
 
 
@@ -306,9 +309,23 @@ EMPTY: FrozenDict = _frozen_dict({})
 
 
 def freeze_trusted(value: Any) -> Any:
-    """Freeze a value parsed from JSON the library wrote itself, without checking it again."""
-    if isinstance(value, dict):
-        return _frozen_dict({key: freeze_trusted(item) for key, item in value.items()})
-    if isinstance(value, list):
-        return FrozenList(freeze_trusted(item) for item in value)
+    """Freeze a value parsed from JSON the library wrote itself, without checking it again.
+
+    The value must be fresh from ``json.loads`` (only ``dict``, ``list`` and atoms) and is
+    consumed: its objects and arrays are frozen in place, where a copy of each would cost
+    another walk.
+    """
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(item) in _PARSED_CONTAINERS:
+                value[key] = freeze_trusted(item)  # same keys: the walk stays valid
+        return _frozen_dict(value)
+    if kind is list:
+        return FrozenList(
+            [freeze_trusted(item) if type(item) in _PARSED_CONTAINERS else item for item in value]
+        )
     return value
+
+
+_PARSED_CONTAINERS = frozenset({dict, list})
