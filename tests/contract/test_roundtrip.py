@@ -107,6 +107,20 @@ def test_supplied_recorded_at_is_stored_as_given(storage: Any) -> None:
         assert message.recorded_at.utcoffset() == timedelta(0)
 
 
+def test_recorded_at_round_trips_at_both_ends_of_the_accepted_years(storage: Any) -> None:
+    # Reads take the time as text (four-digit years, six-digit microseconds).
+    first = datetime(1, 1, 1, 0, 0, 0, 1, tzinfo=timezone.utc)
+    last = datetime(9998, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc)
+    storage.append(
+        SID,
+        Message.user("first", id="first", recorded_at=first),
+        Message.user("last", id="last", recorded_at=last),
+        Message.user("on the second", id="whole", recorded_at=last.replace(microsecond=0)),
+    )
+    assert [m.recorded_at for m in storage.load(SID)] == [first, last, last.replace(microsecond=0)]
+    assert [m.recorded_at for m in storage.recent(SID, 2)] == [last, last.replace(microsecond=0)]
+
+
 # --- text fidelity and ids --------------------------------------------------------------------
 
 

@@ -414,8 +414,8 @@ def decode_message(row: Sequence[Any], blocks: Sequence[Block]) -> Message:
     metadata, extras = row[METADATA_JSON], row[EXTRAS_JSON]
     recorded_at = row[RECORDED_AT]
     if type(recorded_at) is str:
-        # SQLite's driver SQL (reads._rows): SQLAlchemy's text form of the UTC time.
-        # Parsed with its zone: several times faster than replace(tzinfo=) after it.
+        # The reads select the UTC time as text (column_types.utc_text). Parsed with
+        # its zone: several times faster than replace(tzinfo=) after it.
         recorded_at = _parse_time(recorded_at + "+00:00")
     message: Message = _NEW(Message)
     # One dict update, the memo included: the fields as __init__ would set them (they

@@ -7,9 +7,12 @@ from typing import Any
 
 from sqlalchemy import DateTime, Dialect, LargeBinary, String, Text
 from sqlalchemy.dialects import mysql, postgresql
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-__all__ = ["Blob", "Key", "LegacyUtf8Text", "UTCDateTime", "Utf8Text"]
+__all__ = ["Blob", "Key", "LegacyUtf8Text", "UTCDateTime", "Utf8Text", "utc_text"]
 
 _ZERO = timedelta(0)
 _combine = datetime.combine
@@ -60,6 +63,38 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None if value is None else parse(value + "+00:00")
 
         return process
+
+
+class utc_text(FunctionElement[str]):
+    """A :class:`UTCDateTime` column as the text of its UTC time, ``YYYY-MM-DD
+    HH:MM:SS.ffffff``: for the reads that build a message per row, where
+    ``datetime.fromisoformat`` (one C call) is several times cheaper than the driver's
+    datetime and the zone put on it. SQLite stores that text already; PostgreSQL and
+    MySQL/MariaDB format it in the query.
+    """
+
+    type = String()
+    name = "utc_text"
+    inherit_cache = True
+
+
+@compiles(utc_text)
+def _utc_text_as_stored(element: utc_text, compiler: SQLCompiler, **kw: Any) -> str:
+    return compiler.process(element.clauses, **kw)
+
+
+@compiles(utc_text, "postgresql")
+def _utc_text_postgresql(element: utc_text, compiler: SQLCompiler, **kw: Any) -> str:
+    column = compiler.process(element.clauses, **kw)
+    return f"to_char({column} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')"
+
+
+@compiles(utc_text, "mysql")
+@compiles(utc_text, "mariadb")
+def _utc_text_mysql(element: utc_text, compiler: SQLCompiler, **kw: Any) -> str:
+    column = compiler.process(element.clauses, **kw)
+    # pymysql and aiomysql take %-style parameters: a literal % is written twice.
+    return f"DATE_FORMAT({column}, '%%Y-%%m-%%d %%H:%%i:%%s.%%f')"
 
 
 _MYSQL = ("mysql", "mariadb")

@@ -28,7 +28,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from sqlmemory.storage.sql.column_types import Blob, Key, UTCDateTime, Utf8Text
+from sqlmemory.storage.sql.column_types import Blob, Key, UTCDateTime, Utf8Text, utc_text
 
 __all__ = [
     "MESSAGE_COLUMNS",
@@ -242,9 +242,9 @@ MESSAGE_COLUMNS = (
     messages_table.c.metadata_json,
     messages_table.c.extras_json,
     messages_table.c.is_error,
-    messages_table.c.recorded_at,
+    utc_text(messages_table.c.recorded_at).label("recorded_at"),
     messages_table.c.tokens,
     messages_table.c.digest,
     messages_table.c.text_base64,
 )
-"""The message columns every read selects."""
+"""The message columns every read selects; ``recorded_at`` as text (:class:`utc_text`)."""
