@@ -16,6 +16,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
+from sqlmemory._gc import gc_paused
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats._common import (
     OPENAI_RESPONSES,
@@ -388,20 +389,25 @@ def to_openai_responses(messages: Iterable[Message]) -> list[dict[str, Any]]:
         raise TypeError(f"messages must be a list of Message, not {type(messages).__name__}")
     out: list[dict[str, Any]] = []
     dropped_calls: set[str] = set()
-    for index, message in enumerate(messages):
-        if not isinstance(message, Message):
-            raise TypeError(f"messages[{index}] is a {type(message).__name__}, not a Message")
-        if message.role is Role.ASSISTANT:
-            dropped_calls.update(_foreign_call_ids(message.content))
-            out += _assistant_items(message.content)
-        elif message.tool_call_id in dropped_calls:
-            # Its call, another provider's item, is dropped: an output without it is refused.
-            what = f"the result of {message.tool_call_id!r} (its call is another provider's item)"
-            warn_dropped(what, FMT, stacklevel=3)
-        elif message.role is Role.TOOL:
-            out += _tool_items(message)
-        else:
-            out += _input_items(message)
+    with gc_paused():  # a whole history's items are many containers, none garbage
+        for index, message in enumerate(messages):
+            if not isinstance(message, Message):
+                raise TypeError(f"messages[{index}] is a {type(message).__name__}, not a Message")
+            if message.role is Role.ASSISTANT:
+                dropped_calls.update(_foreign_call_ids(message.content))
+                out += _assistant_items(message.content)
+            elif message.tool_call_id in dropped_calls:
+                # Its call, another provider's item, is dropped: an output without it is
+                # refused.
+                what = (
+                    f"the result of {message.tool_call_id!r} "
+                    "(its call is another provider's item)"
+                )
+                warn_dropped(what, FMT, stacklevel=3)
+            elif message.role is Role.TOOL:
+                out += _tool_items(message)
+            else:
+                out += _input_items(message)
     return out
 
 

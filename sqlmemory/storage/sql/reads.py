@@ -7,9 +7,7 @@ through ``AsyncConnection.run_sync``. None of them commits.
 from __future__ import annotations
 
 import functools
-import gc
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
@@ -31,6 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from sqlmemory._gc import gc_paused
 from sqlmemory.policy import TailPolicy
 from sqlmemory.policy.groups import HEAD_ROLES, Item
 from sqlmemory.storage.sql.codec import (
@@ -99,25 +98,6 @@ def _rows(conn: Connection, statement: Executable, params: Mapping[str, Any]) ->
     sql, names, fixed = _compiled(cast(ClauseElement, statement), conn.dialect)
     values = tuple(params[n] if n in params else fixed[n] for n in names)
     return list(conn.exec_driver_sql(sql, values).all())
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a long history is built.
-
-    Building 10,000 messages allocates some 60,000 containers, none of them garbage, and
-    each 700 allocations start a collection that walks them again: nearly half a full
-    read's time. Reference counting still frees everything as usual; the collector runs
-    again on the next allocations after the read. A caller that disabled it keeps it so.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def count(conn: Connection, sid: str) -> int:
@@ -209,7 +189,7 @@ def _history_statement() -> Executable:
 
 def read_all(conn: Connection, sid: str) -> list[Message]:
     """The whole history of the session, oldest first."""
-    with _gc_paused():
+    with gc_paused():
         rows = _rows(conn, _history_statement(), {"sid": sid})
         return _messages(conn, sid, rows)
 
