@@ -166,21 +166,42 @@ class SqlMemorySession:
         """Remove and return the newest item; ``None`` when the history is empty.
 
         When the newest message holds several items (the outputs of one response), the
-        message is taken out and the items before the last one are stored back.
+        items before the last one are stored back in its place, in the same transaction
+        on an :class:`~sqlmemory.AsyncSqlStorage`: nothing else is written between, and a
+        failure leaves the history as it was.
         """
+        split = _Split()
+        pop_keeping = getattr(self.storage, "_pop_keeping", None)
+        if pop_keeping is not None:
+            if await pop_keeping(self.session_id, split) is None:
+                return None
+            return split.last
         message = await self.storage.pop(self.session_id)
         if message is None:
             return None
-        items: list[Any] = to_openai_responses([message])
-        if len(items) > 1:
+        rest = split(message)
+        if rest:
             try:
-                await self.storage.append(self.session_id, *from_openai_responses(items[:-1]))
+                await self.storage.append(self.session_id, *rest)
             except BaseException:
                 # Put the whole message back rather than lose the items before the last.
                 await self.storage.append(self.session_id, message)
                 raise
-        return items[-1] if items else None
+        return split.last
 
     async def clear_session(self) -> None:
         """Delete every item of the session."""
         await self.storage.clear(self.session_id)
+
+
+class _Split:
+    """Splits a popped message into its last Responses item and the messages of the
+    items before it (none when it holds one item), to be stored in its place."""
+
+    def __init__(self) -> None:
+        self.last: TResponseInputItem | None = None
+
+    def __call__(self, message: Message) -> list[Message]:
+        items: list[Any] = to_openai_responses([message])
+        self.last = items[-1] if items else None
+        return from_openai_responses(items[:-1]) if len(items) > 1 else []

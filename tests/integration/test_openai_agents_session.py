@@ -236,6 +236,35 @@ async def test_pop_item_splits_the_outputs_of_one_response(async_storage: AsyncS
     assert await session.get_items() == outputs[:2]
 
 
+async def test_pop_item_stores_the_other_outputs_back_in_the_same_transaction(
+    async_storage: AsyncSqlStorage,
+) -> None:
+    session = SqlMemorySession("pop-atomic", async_storage)
+    outputs = [
+        {"role": "user", "content": "Go"},
+        {"id": "rs_1", "summary": [], "type": "reasoning"},
+        {"arguments": "{}", "call_id": "c1", "name": "f", "type": "function_call", "id": "fc_1"},
+    ]
+    await session.add_items(outputs)  # type: ignore[arg-type]
+    stored = await async_storage.load("pop-atomic")
+
+    def fails(message: Any) -> list[Any]:
+        raise RuntimeError("after the newest message was deleted")
+
+    # The delete and the re-append are one transaction: a failure between them (here in
+    # the split itself) leaves the history whole, where two calls would have lost it.
+    with pytest.raises(RuntimeError):
+        await async_storage._pop_keeping("pop-atomic", fails)
+    assert await async_storage.load("pop-atomic") == stored
+
+    assert await session.pop_item() == outputs[2]
+    after = await async_storage.load("pop-atomic")
+    assert [m.id for m in after[:1]] == [stored[0].id]  # the user message is untouched
+    assert len(after) == 2 and await session.get_items() == outputs[:2]
+    record = await async_storage.session_info("pop-atomic")
+    assert record is not None and record.message_count == 2
+
+
 async def test_sessions_are_apart(async_storage: AsyncSqlStorage) -> None:
     one = SqlMemorySession("session_1", async_storage)
     two = SqlMemorySession("session_2", async_storage)

@@ -167,3 +167,24 @@ def test_a_block_cannot_reference_another_sessions_blob(
         stored = conn.scalars(sa.select(BLOBS.c.session_id)).all()
     assert stored == ["alice"]
     assert [m.text_content() for m in storage.load("bob")] == ["no picture\nsecond block"]
+
+
+def test_a_pop_keeping_part_of_the_message_keeps_the_bytes_it_still_references(
+    storage: SqlStorage, engine: sa.Engine
+) -> None:
+    both = Message.user(
+        ["two pictures", ImageBlock(PNG_A, "image/png"), ImageBlock(PNG_B, "image/png")]
+    )
+    storage.append(SID, Message.user("first"), both)
+
+    def first_picture(popped: Message) -> list[Message]:
+        return [Message.user(list(popped.content[:2]), id="kept")]
+
+    popped = storage._pop_keeping(SID, first_picture)
+    assert popped is not None and popped.with_recorded_at(None) == both
+    (first, kept) = storage.load(SID)
+    assert first.text_content() == "first" and kept.id == "kept"
+    assert kept.content[1] == ImageBlock(PNG_A, "image/png")
+    assert {b["sha256"] for b in blobs_of(engine, SID)} == {sha(PNG_A)}  # PNG_B went
+    assert orphans(engine) == []
+    assert storage.count(SID) == 2

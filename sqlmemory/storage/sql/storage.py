@@ -229,6 +229,14 @@ class SqlStorage(SqlStorageBase[Engine]):
         sid = check_session_id(session_id)
         return self._run("pop", True, writes.pop, sid, utc_now())
 
+    def _pop_keeping(
+        self, session_id: str, keep: Callable[[Message], Sequence[Message]]
+    ) -> Message | None:
+        """:meth:`pop`, storing ``keep(popped)`` in its place in the same transaction (for
+        an adapter whose item is part of a stored message); ``keep`` must not do I/O."""
+        sid = check_session_id(session_id)
+        return self._run("pop", True, writes.pop, sid, utc_now(), keep)
+
     def compact(
         self, session_id: str, summarize: Summarizer, *, keep: Policy = DEFAULT_KEEP
     ) -> int:

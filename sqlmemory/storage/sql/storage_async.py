@@ -240,6 +240,14 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         sid = check_session_id(session_id)
         return await self._run("pop", True, writes.pop, sid, utc_now())
 
+    async def _pop_keeping(
+        self, session_id: str, keep: Callable[[Message], Sequence[Message]]
+    ) -> Message | None:
+        """:meth:`pop`, storing ``keep(popped)`` in its place in the same transaction (for
+        an adapter whose item is part of a stored message); ``keep`` must not do I/O."""
+        sid = check_session_id(session_id)
+        return await self._run("pop", True, writes.pop, sid, utc_now(), keep)
+
     async def compact(
         self, session_id: str, summarize: AsyncSummarizer, *, keep: Policy = DEFAULT_KEEP
     ) -> int:

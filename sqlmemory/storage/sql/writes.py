@@ -9,7 +9,7 @@ transaction around one call. Every write takes the session's lock (an upsert of 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -409,11 +409,19 @@ def _holds_bytes(message: Message) -> bool:
     )
 
 
-def pop(conn: Connection, sid: str, now: datetime) -> Message | None:
+def pop(
+    conn: Connection,
+    sid: str,
+    now: datetime,
+    keep: Callable[[Message], Sequence[Message]] | None = None,
+) -> Message | None:
     """Delete the newest message under the session's lock and return it; ``None`` if empty.
 
     Exactly one message goes, whatever its group. Popping the last message deletes the
-    session, as ``evict`` does.
+    session, as ``evict`` does. With ``keep``, the messages ``keep(popped)`` returns are
+    appended in its place in the same transaction (the OpenAI Agents session's
+    ``pop_item`` keeps the other outputs of a response so): no other writer's messages
+    can come between, and a failure leaves the session as it was.
     """
     if not _lock_existing(conn, sid):
         return None
@@ -421,7 +429,8 @@ def pop(conn: Connection, sid: str, now: datetime) -> Message | None:
     if found is None:
         return None
     seq, message, older = found
-    if not older:
+    kept = [] if keep is None else [encode_message(m) for m in keep(message)]
+    if not older and not kept:
         _delete_session(conn, sid)
         return message
     conn.execute(
@@ -429,6 +438,8 @@ def pop(conn: Connection, sid: str, now: datetime) -> Message | None:
             messages_table.c.session_id == sid, messages_table.c.seq == seq
         )
     )
+    if kept:
+        _append(conn, sid, kept, now)  # the bytes the kept blocks share are still stored
     if _holds_bytes(message):
         _sweep_blobs(conn, sid)
     _record_change(conn, sid, sessions_table.c.message_count - 1, now, (None, None))
