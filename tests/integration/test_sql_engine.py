@@ -87,3 +87,62 @@ def test_storage_on_a_database_at_an_unknown_revision_raises(tmp_path: object) -
     # The database is newer than the package: the message says what to upgrade.
     with SqlStorage.from_url(url) as storage, pytest.raises(SchemaError, match="ffff0000"):
         storage.load(SID)
+
+
+def _other_writer_is_locked_out(path: str) -> bool:
+    """Whether another connection to the file finds its write lock taken."""
+    import sqlite3
+
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        assert "locked" in str(exc)
+        return True
+    else:
+        other.execute("ROLLBACK")
+        return False
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize("driver", ["sqlite", "sqlite+aiosqlite"])
+def test_sqlite_writes_begin_immediate_and_reads_do_not_lock(tmp_path: object, driver: str) -> None:
+    # The storage begins SQLite transactions on the driver's connection: a write takes
+    # the database's write lock at BEGIN, so two writers queue on the busy timeout
+    # instead of both reading and then failing to upgrade; a read takes no lock.
+    import asyncio
+
+    from sqlmemory import migrate
+    from sqlmemory.storage.sql.engine import WRITE_OPTION
+
+    path = f"{tmp_path}/begin.db"
+    migrate.upgrade(f"sqlite:///{path}")
+
+    def check(conn: sa.Connection) -> tuple[bool, bool]:
+        return conn.connection.driver_connection.in_transaction, _other_writer_is_locked_out(path)  # type: ignore[union-attr]
+
+    if driver == "sqlite":
+        storage = SqlStorage.from_url(f"sqlite:///{path}")
+        found = []
+        for write in (True, False):
+            options = {WRITE_OPTION: write}
+            with storage.engine.connect().execution_options(**options) as conn, conn.begin():
+                found.append(check(conn))
+        storage.close()
+    else:
+        from sqlmemory import AsyncSqlStorage
+
+        async def run() -> list[tuple[bool, bool]]:
+            storage = AsyncSqlStorage.from_url(f"sqlite+aiosqlite:///{path}")
+            found = []
+            for write in (True, False):
+                async with storage.engine.connect() as conn:
+                    conn = await conn.execution_options(**{WRITE_OPTION: write})
+                    async with conn.begin():
+                        found.append(await conn.run_sync(check))
+            await storage.close()
+            return found
+
+        found = asyncio.run(run())
+    assert found == [(True, True), (True, False)]

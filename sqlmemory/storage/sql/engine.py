@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 import time
 from typing import Any
 
 from sqlalchemy import Connection, Engine, event
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.util import await_only
 
 from sqlmemory.errors import StorageError, is_transient
 
@@ -95,7 +97,23 @@ def _sqlite_begin(conn: Connection) -> None:
     options = conn.get_execution_options()
     if options.get(ONE_STATEMENT_OPTION, False):
         return
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if options.get(WRITE_OPTION, False) else "BEGIN")
+    _send_begin(conn, "BEGIN IMMEDIATE" if options.get(WRITE_OPTION, False) else "BEGIN")
+
+
+def _send_begin(conn: Connection, sql: str) -> None:
+    """``sql`` on the driver's connection, as SQLAlchemy begins a transaction on other
+    databases (no cursor events): one call into ``sqlite3``, and through ``aiosqlite``
+    one hand-off to its thread where a cursor takes three (open, execute, close). A
+    failure is wrapped as SQLAlchemy wraps the driver's errors."""
+    driver = conn.connection.driver_connection
+    assert driver is not None  # noqa: S101 - a connection being begun is open
+    try:
+        if isinstance(driver, sqlite3.Connection):
+            driver.execute(sql)
+        else:  # aiosqlite, run from SQLAlchemy's greenlet
+            await_only(driver.execute(sql))
+    except sqlite3.Error as exc:
+        raise DBAPIError.instance(sql, None, exc, sqlite3.Error) from exc
 
 
 def _switch_to_wal(conn: Connection) -> None:
