@@ -74,6 +74,18 @@ def _blob_index(where: str | None) -> None:
     )
 
 
+def _retype(table: str, column: str, to_text: bool, using: str) -> None:
+    """``column`` from ``bytea`` to ``text`` (or back), its values converted by ``using``."""
+    text, legacy = column_types.Utf8Text, column_types.LegacyUtf8Text()
+    op.alter_column(
+        table,
+        column,
+        type_=text if to_text else legacy,
+        existing_type=legacy if to_text else text,
+        postgresql_using=using,
+    )
+
+
 def upgrade() -> None:
     """Add the flags; on PostgreSQL, turn the ``bytea`` text columns into ``text``."""
     for table in FREE_TEXT:
@@ -85,25 +97,13 @@ def upgrade() -> None:
     _blob_index("blob_sha256 IS NOT NULL")
     for table, columns in FREE_TEXT.items():
         _flag_nul_rows(table)
-        for column in columns:
-            op.alter_column(
-                table,
-                column,
-                type_=column_types.Utf8Text,
-                existing_type=column_types.LegacyUtf8Text(),
-                postgresql_using=(
-                    f"CASE WHEN {FLAG} THEN encode({column}, 'base64') "
-                    f"ELSE convert_from({column}, 'UTF8') END"
-                ),
+        for c in columns:
+            base64 = f"encode({c}, 'base64')"
+            _retype(
+                table, c, True, f"CASE WHEN {FLAG} THEN {base64} ELSE convert_from({c}, 'UTF8') END"
             )
-        for column in JSON_TEXT[table]:
-            op.alter_column(
-                table,
-                column,
-                type_=column_types.Utf8Text,
-                existing_type=column_types.LegacyUtf8Text(),
-                postgresql_using=f"convert_from({column}, 'UTF8')",
-            )
+        for c in JSON_TEXT[table]:
+            _retype(table, c, True, f"convert_from({c}, 'UTF8')")
 
 
 def downgrade() -> None:
@@ -111,25 +111,16 @@ def downgrade() -> None:
     if op.get_context().dialect.name == "postgresql":
         _blob_index(None)
         for table, columns in FREE_TEXT.items():
-            for column in columns:
-                op.alter_column(
+            for c in columns:
+                base64 = f"decode({c}, 'base64')"
+                _retype(
                     table,
-                    column,
-                    type_=column_types.LegacyUtf8Text(),
-                    existing_type=column_types.Utf8Text,
-                    postgresql_using=(
-                        f"CASE WHEN {FLAG} THEN decode({column}, 'base64') "
-                        f"ELSE convert_to({column}, 'UTF8') END"
-                    ),
+                    c,
+                    False,
+                    f"CASE WHEN {FLAG} THEN {base64} ELSE convert_to({c}, 'UTF8') END",
                 )
-            for column in JSON_TEXT[table]:
-                op.alter_column(
-                    table,
-                    column,
-                    type_=column_types.LegacyUtf8Text(),
-                    existing_type=column_types.Utf8Text,
-                    postgresql_using=f"convert_to({column}, 'UTF8')",
-                )
+            for c in JSON_TEXT[table]:
+                _retype(table, c, False, f"convert_to({c}, 'UTF8')")
     for table in FREE_TEXT:
         # SQLite drops a column in place since 3.35: no table to rebuild, offline too.
         op.drop_column(table, FLAG)

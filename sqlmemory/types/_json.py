@@ -303,6 +303,8 @@ def _frozen_dict(items: dict[str, Any]) -> FrozenDict:
 _ATOMS = frozenset({str, int, float, bool, type(None)})
 _OBJECTS = frozenset({dict, FrozenDict})
 _ARRAYS = frozenset({list, tuple, FrozenList})
+_PARSED_CONTAINERS = frozenset({dict, list})
+"""The containers ``json.loads`` makes."""
 
 EMPTY: FrozenDict = _frozen_dict({})
 """The empty :class:`FrozenDict`, shared."""
@@ -327,5 +329,3 @@ def freeze_trusted(value: Any) -> Any:
         )
     return value
 
-
-_PARSED_CONTAINERS = frozenset({dict, list})

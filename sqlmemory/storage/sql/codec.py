@@ -412,11 +412,9 @@ def decode_message(row: Sequence[Any], blocks: Sequence[Block]) -> Message:
         first.__dict__.update(text=text, extras=EMPTY)
         content = (first, *content)
     metadata, extras = row[METADATA_JSON], row[EXTRAS_JSON]
-    recorded_at = row[RECORDED_AT]
-    if type(recorded_at) is str:
-        # The reads select the UTC time as text (column_types.utc_text). Parsed with
-        # its zone: several times faster than replace(tzinfo=) after it.
-        recorded_at = _parse_time(recorded_at + "+00:00")
+    # Every read selects the UTC time as text (column_types.utc_text), parsed with its
+    # zone: several times faster than a driver's datetime and replace(tzinfo=) after it.
+    recorded_at = _parse_time(row[RECORDED_AT] + "+00:00")
     message: Message = _NEW(Message)
     # One dict update, the memo included: the fields as __init__ would set them (they
     # were checked when written), and what the storage knows of the stored row.

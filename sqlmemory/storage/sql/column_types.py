@@ -54,9 +54,9 @@ class UTCDateTime(TypeDecorator[datetime]):
         if dialect.name != "sqlite":
             return super().result_processor(dialect, coltype)
         # SQLite hands back SQLAlchemy's text form ("YYYY-MM-DD HH:MM:SS.ffffff"), which
-        # datetime.fromisoformat parses in C; SQLAlchemy's generic parser, then the zone,
-        # cost several times more per row, and full reads parse one per message.
-        # Parsing the zone with the rest is several times faster than replace(tzinfo=).
+        # datetime.fromisoformat parses in C, with the zone, several times faster than
+        # SQLAlchemy's generic parser and replace(tzinfo=) (session records; message
+        # reads select utc_text and parse it themselves).
         parse = datetime.fromisoformat
 
         def process(value: str | None) -> datetime | None:
