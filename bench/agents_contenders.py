@@ -200,6 +200,26 @@ class SqlMemory(Contender):
         await self.storage.engine.dispose()
 
 
+class SqlMemorySync(SqlMemory):
+    """SqlMemorySession over a sync ``SqlStorage`` (``sqlite3``, ``psycopg``): each call
+    runs whole in a worker thread, as the SDK's ``SQLiteSession`` runs its ``sqlite3``
+    calls. The engine gets the same ``engine_options`` as the async contenders'."""
+
+    name = "sqlmemory_sync"
+
+    async def setup(self) -> None:
+        from sqlalchemy import create_engine
+
+        from sqlmemory import SqlStorage, migrate
+
+        await asyncio.to_thread(migrate.upgrade, self.where["sync_url"])
+        engine = create_engine(self.where["sync_url"], **self.engine_options)
+        self.storage = SqlStorage(engine)  # type: ignore[assignment]
+
+    async def close(self) -> None:
+        self.storage.engine.dispose()
+
+
 class AgentsSQLAlchemy(Contender):
     name = "agents_sqlalchemy"
 
@@ -229,7 +249,9 @@ class AgentsSQLite(Contender):
             session.close()
 
 
-CONTENDERS: tuple[type[Contender], ...] = (SqlMemory, AgentsSQLAlchemy, AgentsSQLite)
+CONTENDERS: tuple[type[Contender], ...] = (SqlMemory, SqlMemorySync, AgentsSQLAlchemy, AgentsSQLite)
+OURS = (SqlMemory.name, SqlMemorySync.name)
+"""sqlmemory's contenders: ``SqlMemorySession`` on the async storage, and on the sync one."""
 
 
 def missing() -> str | None:
@@ -244,10 +266,12 @@ def missing() -> str | None:
 
 __all__ = [
     "CONTENDERS",
+    "OURS",
     "Contender",
     "Place",
     "PostgresPlace",
     "SqlMemory",
+    "SqlMemorySync",
     "SqlitePlace",
     "Turns",
     "missing",

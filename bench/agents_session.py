@@ -41,6 +41,7 @@ if str(BENCH_DIR) not in sys.path:
 
 from agents_contenders import (  # noqa: E402
     CONTENDERS,
+    OURS,
     Contender,
     Place,
     PostgresPlace,
@@ -229,10 +230,13 @@ def run_backend(place: Place, sizes: Sizes, say: Callable[[str], None]) -> list[
         loop.close()
     for row in out:
         row["backend"] = place.backend
-        sdk = {k: v for k, v in row["results"].items() if k != SqlMemory.name}
+        sdk = {k: v for k, v in row["results"].items() if k not in OURS}
         best = min(sdk, key=lambda k: sdk[k]["median_ms"])
         row["best_sdk"] = best
-        row["vs_best_sdk"] = row["results"][SqlMemory.name]["median_ms"] / sdk[best]["median_ms"]
+        # For each of sqlmemory's contenders: its median over the fastest SDK session's.
+        row["vs_best_sdk"] = {
+            name: row["results"][name]["median_ms"] / sdk[best]["median_ms"] for name in OURS
+        }
     return out
 
 

@@ -204,30 +204,30 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+AGENTS_OURS = ("sqlmemory", "sqlmemory_sync")
 AGENTS_SDK = ("agents_sqlalchemy", "agents_sqlite")
 
 
 def render_agents(report: dict[str, Any]) -> str:
-    """The table of ``bench/agents_session.py``: SqlMemorySession beside the SDK's sessions."""
+    """The table of ``bench/agents_session.py``: SqlMemorySession, on the async storage and
+    on the sync one in worker threads, beside the SDK's sessions."""
+    names = (*AGENTS_OURS, *AGENTS_SDK)
     head = (
-        f"{'case':<28} {'backend':<10} {'sqlm med':>9} {'sqlm p95':>9} "
-        + " ".join(f"{name:>17}" for name in AGENTS_SDK)
-        + f" {'x best SDK':>10}"
+        f"{'case':<26} {'backend':<10} "
+        + " ".join(f"{name:>17}" for name in names)
+        + " ".join(f" {name.replace('sqlmemory', 'x'):>8}" for name in AGENTS_OURS)
     )
     lines = [head, "-" * len(head)]
     for r in report["results"]:
-        ours = r["results"]["sqlmemory"]
         cells = []
-        for name in AGENTS_SDK:
-            sdk = r["results"].get(name)
-            cells.append(f"{sdk['median_ms']:>17.3f}" if sdk else f"{'-':>17}")
-        lines.append(
-            f"{r['label']:<28} {r['backend']:<10} {ours['median_ms']:>9.3f} "
-            f"{ours['p95_ms']:>9.3f} " + " ".join(cells) + f" {r['vs_best_sdk']:>9.2f}x"
-        )
+        for name in names:
+            found = r["results"].get(name)
+            cells.append(f"{found['median_ms']:>17.3f}" if found else f"{'-':>17}")
+        ratios = "".join(f" {r['vs_best_sdk'][name]:>7.2f}x" for name in AGENTS_OURS)
+        lines.append(f"{r['label']:<26} {r['backend']:<10} " + " ".join(cells) + ratios)
     lines.append(
-        "(medians in ms; x best SDK = SqlMemorySession's median / the fastest SDK session's"
-        " median: below 1.0x SqlMemorySession is faster than both)"
+        "(medians in ms; x and x_sync = SqlMemorySession's median on the async storage and on"
+        " the sync one / the fastest SDK session's median: below 1.0x it is faster than both)"
     )
     for backend, reason in report["skipped"].items():
         lines.append(f"\n{backend} skipped: {reason}")

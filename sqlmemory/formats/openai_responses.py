@@ -400,8 +400,7 @@ def to_openai_responses(messages: Iterable[Message]) -> list[dict[str, Any]]:
                 # Its call, another provider's item, is dropped: an output without it is
                 # refused.
                 what = (
-                    f"the result of {message.tool_call_id!r} "
-                    "(its call is another provider's item)"
+                    f"the result of {message.tool_call_id!r} (its call is another provider's item)"
                 )
                 warn_dropped(what, FMT, stacklevel=3)
             elif message.role is Role.TOOL:

@@ -5,7 +5,9 @@ driver; add ``[postgres]`` or ``[mysql]`` for a server). The guide is
 ``docs/integrations/openai-agents.md``.
 
 :class:`SqlMemorySession` implements the SDK's ``Session`` protocol over an
-:class:`~sqlmemory.AsyncSqlStorage`. Items go through
+:class:`~sqlmemory.AsyncSqlStorage`, or over a :class:`~sqlmemory.SqlStorage` whose calls
+run in a worker thread, as the SDK's ``SQLiteSession`` runs its ``sqlite3`` calls. Items go
+through
 :func:`~sqlmemory.formats.from_openai_responses` and come back through
 :func:`~sqlmemory.formats.to_openai_responses`, exactly as they were added (ids, argument
 text, reasoning, hosted tool items). The output items of one model response are one
@@ -15,11 +17,15 @@ a reasoning item with the call it led to, and every result with its call.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+import asyncio
+import inspect
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from sqlmemory._urls import parse_url
 from sqlmemory.formats import from_openai_responses, to_openai_responses
 from sqlmemory.storage.checks import check_session_id
+from sqlmemory.storage.sql._io_async import finish_before_cancel
 from sqlmemory.types import Message
 
 try:
@@ -34,9 +40,11 @@ if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
     from sqlmemory.policy.groups import Item
-    from sqlmemory.storage import AsyncSqlStorage, AsyncStorage
+    from sqlmemory.storage import AsyncSqlStorage, AsyncStorage, SqlStorage, Storage
 
 __all__ = ["SqlMemorySession"]
+
+T = TypeVar("T")
 
 
 class _Newest:
@@ -67,6 +75,11 @@ class SqlMemorySession:
     Pass it to ``Runner.run(agent, input, session=...)``: the runner reads the history with
     :meth:`get_items` and stores each turn's items with :meth:`add_items`.
 
+    The storage is an :class:`~sqlmemory.AsyncSqlStorage`, or a sync
+    :class:`~sqlmemory.SqlStorage`: then each call runs whole in a worker thread
+    (``asyncio.to_thread``), one thread hand-off per call where ``aiosqlite`` takes four per
+    statement. On SQLite that is the faster of the two (``docs/integrations/openai-agents.md``).
+
     Examples:
         >>> import asyncio, tempfile
         >>> from sqlmemory import AsyncSqlStorage, migrate
@@ -82,7 +95,8 @@ class SqlMemorySession:
 
     Args:
         session_id: the conversation's id (a sqlmemory session id).
-        storage: an :class:`~sqlmemory.AsyncSqlStorage`, shared by every session of the
+        storage: an :class:`~sqlmemory.AsyncSqlStorage` or a :class:`~sqlmemory.SqlStorage`
+            (any async or sync sqlmemory storage), shared by every session of the
             application (it holds the connection pool).
         session_settings: the SDK's ``SessionSettings`` (or a dict of them): its ``limit``
             is how many of the newest items :meth:`get_items` returns by default.
@@ -91,12 +105,17 @@ class SqlMemorySession:
     def __init__(
         self,
         session_id: str,
-        storage: AsyncStorage | AsyncSqlStorage,
+        storage: AsyncStorage | AsyncSqlStorage | Storage | SqlStorage,
         *,
         session_settings: SessionSettings | dict[str, Any] | None = None,
     ) -> None:
         self.session_id: str = check_session_id(session_id)
         self.storage = storage
+        self._io: Any = (
+            storage
+            if inspect.iscoroutinefunction(storage.load)
+            else _InThread(cast("Storage", storage))
+        )
         if isinstance(session_settings, dict):
             session_settings = SessionSettings(**session_settings)
         self.session_settings: SessionSettings | None = (
@@ -112,7 +131,11 @@ class SqlMemorySession:
         session_settings: SessionSettings | dict[str, Any] | None = None,
         **engine_kwargs: Any,
     ) -> SqlMemorySession:
-        """A session over a new :class:`~sqlmemory.AsyncSqlStorage` of ``url``.
+        """A session over a new storage of ``url``: an :class:`~sqlmemory.AsyncSqlStorage`
+        when its driver has an asyncio version (``sqlite+aiosqlite://``,
+        ``postgresql+asyncpg://``, ``postgresql+psycopg://``, ``mysql+aiomysql://``), else a
+        :class:`~sqlmemory.SqlStorage` whose calls run in a worker thread (``sqlite://``,
+        ``mysql+pymysql://``).
 
         For a script or a benchmark; an application makes one storage and gives it to every
         session. The database must be migrated (``sqlmemory migrate --url ...``).
@@ -122,9 +145,12 @@ class SqlMemorySession:
             ...     "chat-1", "postgresql+asyncpg://app@db/app"
             ... )
         """
-        from sqlmemory.storage import AsyncSqlStorage
+        from sqlmemory.storage import AsyncSqlStorage, SqlStorage
 
-        storage = AsyncSqlStorage.from_url(url, **engine_kwargs)
+        parsed = parse_url(url)
+        dialect = parsed.get_dialect()
+        kind = AsyncSqlStorage if dialect.get_async_dialect_cls(parsed).is_async else SqlStorage
+        storage = kind.from_url(parsed, **engine_kwargs)
         return cls(session_id, storage, session_settings=session_settings)
 
     def __repr__(self) -> str:
@@ -143,11 +169,11 @@ class SqlMemorySession:
         """
         limit = self._limit(limit)
         if limit is None:
-            messages = await self.storage.load(self.session_id)
+            messages = await self._io.load(self.session_id)
         elif limit <= 0:
             return []
         else:
-            messages = await self.storage.load(self.session_id, _Newest(limit))
+            messages = await self._io.load(self.session_id, _Newest(limit))
         items: list[Any] = to_openai_responses(messages)
         return items if limit is None else items[-limit:]
 
@@ -160,38 +186,69 @@ class SqlMemorySession:
         """
         if not items:
             return
-        await self.storage.append(self.session_id, *from_openai_responses(items))
+        await self._io.append(self.session_id, *from_openai_responses(items))
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item; ``None`` when the history is empty.
 
         When the newest message holds several items (the outputs of one response), the
         items before the last one are stored back in its place, in the same transaction
-        on an :class:`~sqlmemory.AsyncSqlStorage`: nothing else is written between, and a
-        failure leaves the history as it was.
+        on a SQL storage: nothing else is written between, and a failure leaves the
+        history as it was.
         """
         split = _Split()
-        pop_keeping = getattr(self.storage, "_pop_keeping", None)
+        pop_keeping = getattr(self._io, "_pop_keeping", None)
         if pop_keeping is not None:
             if await pop_keeping(self.session_id, split) is None:
                 return None
             return split.last
-        message = await self.storage.pop(self.session_id)
+        message = await self._io.pop(self.session_id)
         if message is None:
             return None
         rest = split(message)
         if rest:
             try:
-                await self.storage.append(self.session_id, *rest)
+                await self._io.append(self.session_id, *rest)
             except BaseException:
                 # Put the whole message back rather than lose the items before the last.
-                await self.storage.append(self.session_id, message)
+                await self._io.append(self.session_id, message)
                 raise
         return split.last
 
     async def clear_session(self) -> None:
         """Delete every item of the session."""
-        await self.storage.clear(self.session_id)
+        await self._io.clear(self.session_id)
+
+
+class _InThread:
+    """The async face of a sync storage: each call runs whole in a worker thread.
+
+    A cancelled caller gets ``CancelledError`` once the call has ended, committed or
+    rolled back, as from :class:`~sqlmemory.AsyncSqlStorage`: a thread cannot be stopped
+    mid-way, and the caller must not go on while its write may still land.
+    """
+
+    def __init__(self, storage: Storage | SqlStorage) -> None:
+        self.storage = storage
+        pop_keeping = getattr(storage, "_pop_keeping", None)
+        if pop_keeping is not None:
+            self._pop_keeping = lambda sid, keep: _in_thread(pop_keeping, sid, keep)
+
+    async def load(self, session_id: str, policy: Any = None) -> list[Message]:
+        return await _in_thread(self.storage.load, session_id, policy)
+
+    async def append(self, session_id: str, *messages: Message) -> None:
+        await _in_thread(self.storage.append, session_id, *messages)
+
+    async def pop(self, session_id: str) -> Message | None:
+        return await _in_thread(self.storage.pop, session_id)
+
+    async def clear(self, session_id: str) -> int:
+        return await _in_thread(self.storage.clear, session_id)
+
+
+async def _in_thread(fn: Callable[..., T], *args: Any) -> T:
+    return await finish_before_cancel(asyncio.to_thread(fn, *args))
 
 
 class _Split:

@@ -328,4 +328,3 @@ def freeze_trusted(value: Any) -> Any:
             [freeze_trusted(item) if type(item) in _PARSED_CONTAINERS else item for item in value]
         )
     return value
-

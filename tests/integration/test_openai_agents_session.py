@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -29,10 +30,12 @@ from openai.types.responses import (
     ResponseReasoningItem,
 )
 
-from sqlmemory import AsyncSqlStorage, Role
+from sqlmemory import AsyncSqlStorage, Role, SqlStorage
 from sqlmemory.integrations.openai_agents import SqlMemorySession
 
 pytestmark = pytest.mark.anyio
+
+Stores = AsyncSqlStorage | SqlStorage
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -41,6 +44,16 @@ def _offline() -> Iterator[None]:
     set_tracing_disabled(True)
     yield
     set_tracing_disabled(False)
+
+
+@pytest.fixture(params=["async", "sync"])
+def session_storage(
+    request: pytest.FixtureRequest, async_storage: AsyncSqlStorage, engine: Any
+) -> Stores:
+    """The storage of the sessions under test: the ``AsyncSqlStorage``, or a ``SqlStorage``
+    on the same database, whose calls the session runs in worker threads. Assertions read
+    through ``async_storage`` either way."""
+    return async_storage if request.param == "async" else SqlStorage(engine)
 
 
 class ScriptedModel(Model):
@@ -119,9 +132,11 @@ def scripted_agent() -> tuple[Agent[Any], ScriptedModel]:
 
 
 @pytest.mark.parametrize("method", ["run", "run_streamed"])
-async def test_two_turns_with_a_tool_call(async_storage: AsyncSqlStorage, method: str) -> None:
+async def test_two_turns_with_a_tool_call(
+    async_storage: AsyncSqlStorage, session_storage: Stores, method: str
+) -> None:
     agent, model = scripted_agent()
-    session = SqlMemorySession("agents-1", async_storage)
+    session = SqlMemorySession("agents-1", session_storage)
 
     async def run(question: str) -> Any:
         if method == "run":
@@ -165,9 +180,11 @@ async def test_two_turns_with_a_tool_call(async_storage: AsyncSqlStorage, method
     assert stored[2].tool_call_id == "call_1" and stored[2].text_content() == "42"
 
 
-async def test_a_limited_read_reads_the_tail(async_storage: AsyncSqlStorage) -> None:
+async def test_a_limited_read_reads_the_tail(session_storage: Stores) -> None:
     agent, model = scripted_agent()
-    session = SqlMemorySession("agents-2", async_storage, session_settings=SessionSettings(limit=3))
+    session = SqlMemorySession(
+        "agents-2", session_storage, session_settings=SessionSettings(limit=3)
+    )
     await Runner.run(agent, "What is 6 x 7?", session=session)
     await Runner.run(agent, "And 6 x 8?", session=session)
     # The runner read the newest 3 items (the SDK puts back the call a read output answers).
@@ -188,16 +205,16 @@ def chat(n: int) -> list[Any]:
     ]
 
 
-async def test_it_is_an_sdk_session(async_storage: AsyncSqlStorage) -> None:
-    session = SqlMemorySession("s", async_storage)
+async def test_it_is_an_sdk_session(session_storage: Stores) -> None:
+    session = SqlMemorySession("s", session_storage)
     assert isinstance(session, Session)
     assert session.session_id == "s"
     assert isinstance(session.session_settings, SessionSettings)
     assert session.session_settings.limit is None
 
 
-async def test_add_get_clear(async_storage: AsyncSqlStorage) -> None:
-    session = SqlMemorySession("direct", async_storage)
+async def test_add_get_clear(session_storage: Stores) -> None:
+    session = SqlMemorySession("direct", session_storage)
     items = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "Hi there!"}]
     await session.add_items(items)  # type: ignore[arg-type]
     assert await session.get_items() == items
@@ -207,8 +224,8 @@ async def test_add_get_clear(async_storage: AsyncSqlStorage) -> None:
     assert await session.get_items() == []
 
 
-async def test_pop_item_takes_the_newest_until_empty(async_storage: AsyncSqlStorage) -> None:
-    session = SqlMemorySession("pop", async_storage)
+async def test_pop_item_takes_the_newest_until_empty(session_storage: Stores) -> None:
+    session = SqlMemorySession("pop", session_storage)
     assert await session.pop_item() is None
     items = chat(3)
     await session.add_items(items)
@@ -220,8 +237,10 @@ async def test_pop_item_takes_the_newest_until_empty(async_storage: AsyncSqlStor
     assert await session.get_items() == []
 
 
-async def test_pop_item_splits_the_outputs_of_one_response(async_storage: AsyncSqlStorage) -> None:
-    session = SqlMemorySession("pop-split", async_storage)
+async def test_pop_item_splits_the_outputs_of_one_response(
+    async_storage: AsyncSqlStorage, session_storage: Stores
+) -> None:
+    session = SqlMemorySession("pop-split", session_storage)
     outputs = [
         {"role": "user", "content": "Go"},
         {"id": "rs_1", "summary": [], "type": "reasoning"},
@@ -238,8 +257,9 @@ async def test_pop_item_splits_the_outputs_of_one_response(async_storage: AsyncS
 
 async def test_pop_item_stores_the_other_outputs_back_in_the_same_transaction(
     async_storage: AsyncSqlStorage,
+    session_storage: Stores,
 ) -> None:
-    session = SqlMemorySession("pop-atomic", async_storage)
+    session = SqlMemorySession("pop-atomic", session_storage)
     outputs = [
         {"role": "user", "content": "Go"},
         {"id": "rs_1", "summary": [], "type": "reasoning"},
@@ -265,9 +285,9 @@ async def test_pop_item_stores_the_other_outputs_back_in_the_same_transaction(
     assert record is not None and record.message_count == 2
 
 
-async def test_sessions_are_apart(async_storage: AsyncSqlStorage) -> None:
-    one = SqlMemorySession("session_1", async_storage)
-    two = SqlMemorySession("session_2", async_storage)
+async def test_sessions_are_apart(session_storage: Stores) -> None:
+    one = SqlMemorySession("session_1", session_storage)
+    two = SqlMemorySession("session_2", session_storage)
     await one.add_items([{"role": "user", "content": "Session 1 message"}])
     await two.add_items(
         [
@@ -282,35 +302,37 @@ async def test_sessions_are_apart(async_storage: AsyncSqlStorage) -> None:
 
 @pytest.mark.parametrize(("limit", "expected"), [(2, 4), (4, 2), (10, 0), (6, 0), (1, 5)])
 async def test_get_items_limit_is_the_newest_items(
-    async_storage: AsyncSqlStorage, limit: int, expected: int
+    session_storage: Stores, limit: int, expected: int
 ) -> None:
-    session = SqlMemorySession("limit", async_storage)
+    session = SqlMemorySession("limit", session_storage)
     items = chat(6)
     await session.add_items(items)
     assert await session.get_items(limit=limit) == items[expected:]
 
 
 @pytest.mark.parametrize("limit", [0, -1])
-async def test_a_limit_below_one_reads_nothing(async_storage: AsyncSqlStorage, limit: int) -> None:
-    session = SqlMemorySession("none", async_storage)
+async def test_a_limit_below_one_reads_nothing(session_storage: Stores, limit: int) -> None:
+    session = SqlMemorySession("none", session_storage)
     await session.add_items(chat(2))
     assert await session.get_items(limit=limit) == []
 
 
-async def test_session_settings_limit_is_the_default(async_storage: AsyncSqlStorage) -> None:
+async def test_session_settings_limit_is_the_default(session_storage: Stores) -> None:
     items = chat(10)
-    session = SqlMemorySession("settings", async_storage, session_settings=SessionSettings(limit=3))
+    session = SqlMemorySession(
+        "settings", session_storage, session_settings=SessionSettings(limit=3)
+    )
     await session.add_items(items)
     assert await session.get_items() == items[-3:]
     assert await session.get_items(limit=2) == items[-2:]  # an explicit limit wins
-    from_dict = SqlMemorySession("settings", async_storage, session_settings={"limit": 5})
+    from_dict = SqlMemorySession("settings", session_storage, session_settings={"limit": 5})
     assert from_dict.session_settings is not None and from_dict.session_settings.limit == 5
     assert await from_dict.get_items() == items[-5:]
 
 
-async def test_run_config_settings_override_the_sessions(async_storage: AsyncSqlStorage) -> None:
+async def test_run_config_settings_override_the_sessions(session_storage: Stores) -> None:
     session = SqlMemorySession(
-        "override", async_storage, session_settings=SessionSettings(limit=100)
+        "override", session_storage, session_settings=SessionSettings(limit=100)
     )
     await session.add_items([{"role": "user", "content": f"Turn {i}"} for i in range(10)])
     model = ScriptedModel([[text("msg_1", "Got it")]])
@@ -320,8 +342,8 @@ async def test_run_config_settings_override_the_sessions(async_storage: AsyncSql
     assert [i.get("content") for i in model.inputs[0]] == ["Turn 8", "Turn 9", "New question"]
 
 
-async def test_text_comes_back_as_written(async_storage: AsyncSqlStorage) -> None:
-    session = SqlMemorySession("text", async_storage)
+async def test_text_comes_back_as_written(session_storage: Stores) -> None:
+    session = SqlMemorySession("text", session_storage)
     contents = [
         "こんにちは",
         "😊👍",
@@ -336,18 +358,18 @@ async def test_text_comes_back_as_written(async_storage: AsyncSqlStorage) -> Non
     assert await session.get_items() == items
 
 
-async def test_concurrent_adds_all_land(async_storage: AsyncSqlStorage) -> None:
-    session = SqlMemorySession("concurrent", async_storage)
+async def test_concurrent_adds_all_land(session_storage: Stores) -> None:
+    session = SqlMemorySession("concurrent", session_storage)
     items = [{"role": "user", "content": f"Message {i}"} for i in range(10)]
     await asyncio.gather(*(session.add_items([item]) for item in items))  # type: ignore[list-item]
     stored = await session.get_items()
     assert sorted(i["content"] for i in stored) == sorted(i["content"] for i in items)
 
 
-async def test_a_bad_item_stores_nothing(async_storage: AsyncSqlStorage) -> None:
+async def test_a_bad_item_stores_nothing(session_storage: Stores) -> None:
     from sqlmemory import ConversionError
 
-    session = SqlMemorySession("bad", async_storage)
+    session = SqlMemorySession("bad", session_storage)
     with pytest.raises(ConversionError):
         await session.add_items([{"role": "user", "content": "ok"}, {"type": 42}])  # type: ignore[list-item]
     assert await session.get_items() == []
@@ -360,3 +382,40 @@ async def test_from_url_makes_its_own_storage(async_db_url: str, engine: Any) ->
         assert await session.get_items() == chat(2)[1:]
     finally:
         await session.storage.close()  # type: ignore[union-attr]
+
+
+async def test_from_url_runs_a_sync_driver_in_worker_threads(
+    db_url: str, engine: Any, backend: str
+) -> None:
+    session = SqlMemorySession.from_url("from-sync-url", db_url)
+    try:
+        # psycopg has an asyncio side; pysqlite and PyMySQL have none.
+        expected = AsyncSqlStorage if backend == "postgresql" else SqlStorage
+        assert type(session.storage) is expected
+        await session.add_items(chat(3))
+        assert await session.get_items(limit=2) == chat(3)[1:]
+        assert await session.pop_item() == chat(3)[2]
+    finally:
+        closed = session.storage.close()  # type: ignore[union-attr]
+        if closed is not None:
+            await closed
+
+
+class SlowStorage(SqlStorage):
+    """A ``SqlStorage`` whose appends start late, so a caller can be cancelled mid-call."""
+
+    def append(self, session_id: str, *messages: Any) -> None:
+        time.sleep(0.3)
+        super().append(session_id, *messages)
+
+
+async def test_a_cancelled_call_returns_once_its_thread_is_done(engine: Any) -> None:
+    session = SqlMemorySession("cancelled", SlowStorage(engine))
+    task = asyncio.ensure_future(session.add_items(chat(2)))
+    await asyncio.sleep(0.05)  # the append is sleeping in its worker thread
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # The caller got CancelledError only after the thread had stored the items: the write
+    # cannot be stopped, so the caller is not let go while it may still land.
+    assert await session.get_items() == chat(2)

@@ -18,7 +18,7 @@ def bench() -> Iterator[ModuleType]:
         yield module
 
 
-def test_every_case_times_sqlmemory_beside_both_sdk_sessions(
+def test_every_case_times_both_sqlmemory_storages_beside_both_sdk_sessions(
     bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     tiny = bench.Sizes(
@@ -49,14 +49,20 @@ def test_every_case_times_sqlmemory_beside_both_sdk_sessions(
         "get_items() @40",
     ]
     for r in written["results"]:
-        assert set(r["results"]) == {"sqlmemory", "agents_sqlalchemy", "agents_sqlite"}
+        assert set(r["results"]) == {
+            "sqlmemory",
+            "sqlmemory_sync",
+            "agents_sqlalchemy",
+            "agents_sqlite",
+        }
         assert all(0 < s["median_ms"] <= s["p95_ms"] for s in r["results"].values())
         best = min(
             ("agents_sqlalchemy", "agents_sqlite"), key=lambda k: r["results"][k]["median_ms"]
         )
         assert r["best_sdk"] == best
-        mine = r["results"]["sqlmemory"]["median_ms"]
-        assert r["vs_best_sdk"] == pytest.approx(mine / r["results"][best]["median_ms"])
+        for ours in ("sqlmemory", "sqlmemory_sync"):
+            mine = r["results"][ours]["median_ms"]
+            assert r["vs_best_sdk"][ours] == pytest.approx(mine / r["results"][best]["median_ms"])
     table = capsys.readouterr().out
     assert all(label in table for label in labels)
     assert list(databases.iterdir()) == []  # every case's files went with the run
