@@ -9,7 +9,10 @@ A newcomer's URL fails in a few ways, each of which SQLAlchemy reports in its ow
 - a driver sqlmemory installs but that is missing: :class:`ModuleNotFoundError` (an
   :class:`ImportError`) naming the ``pip install 'sqlmemory[extra]'`` that brings it;
 - a driver sqlmemory does not install (``mysql://`` selects MySQLdb): :class:`ValueError`
-  naming the URL form of the driver sqlmemory does install (``mysql+pymysql://``).
+  naming the URL form of the driver sqlmemory does install (``mysql+pymysql://``);
+- a driver of the other I/O mode (``sqlite://`` for ``AsyncSqlStorage``, ``asyncpg`` for
+  ``SqlStorage``), in a URL or in an engine: :class:`ValueError` naming the URL form of
+  the mode wanted and the storage that takes the driver as it is.
 """
 
 from __future__ import annotations
@@ -18,10 +21,19 @@ import re
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Dialect, make_url
 from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 
-__all__ = ["URL_FORMS", "create_sync_engine", "driver_error", "parse_url", "redact"]
+__all__ = [
+    "ASYNC_URL_FORMS",
+    "URL_FORMS",
+    "check_engine_mode",
+    "check_url",
+    "create_sync_engine",
+    "driver_error",
+    "parse_url",
+    "redact",
+]
 
 URL_FORMS = {
     "sqlite": "sqlite:///path/to/file.db",
@@ -147,6 +159,93 @@ def driver_error(url: URL, exc: ImportError, *, is_async: bool = False) -> Excep
     )
 
 
+def _unknown_driver(url: URL) -> ValueError:
+    return ValueError(
+        f"{redact(url)}: unknown driver {url.get_driver_name()!r}; "
+        f"sqlmemory uses URLs such as {_forms()}"
+    )
+
+
+def _storage(is_async: bool) -> str:
+    return "AsyncSqlStorage" if is_async else "SqlStorage"
+
+
+def _mode_error(url: URL, *, is_async: bool, subject: str = "") -> ValueError:
+    """The error for ``url``, whose driver cannot run in the mode ``is_async`` asks for.
+
+    ``subject`` goes before the URL (``"the engine's URL "``).
+
+    Examples:
+        >>> print(_mode_error(parse_url("sqlite:///chat.db"), is_async=True))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        sqlite:///chat.db selects the sync driver 'pysqlite', which AsyncSqlStorage cannot
+        use: AsyncSqlStorage takes URLs such as sqlite+aiosqlite:///path/to/file.db, and
+        SqlStorage takes this one
+    """
+    backend = _BACKENDS.get(url.get_backend_name())
+    if backend is None:
+        return _unsupported(url)
+    form = (ASYNC_URL_FORMS if is_async else URL_FORMS)[backend]
+    return ValueError(
+        f"{subject}{redact(url)} selects the {'sync' if is_async else 'async'} driver "
+        f"{url.get_driver_name()!r}, which {_storage(is_async)} cannot use: "
+        f"{_storage(is_async)} takes URLs such as {form}, and {_storage(not is_async)} "
+        "takes this one"
+    )
+
+
+def _runs_in_mode(url: URL, dialect: type[Dialect], is_async: bool) -> bool:
+    """Whether ``url``'s driver runs in the mode ``is_async`` asks for.
+
+    An async-only driver (``aiosqlite``) has an async dialect; a driver of both modes
+    (``psycopg``) has a sync dialect whose async twin SQLAlchemy picks for an async engine.
+    """
+    if not is_async:
+        return not dialect.is_async
+    return dialect.is_async or dialect.get_async_dialect_cls(url).is_async
+
+
+def check_url(url: str | URL, *, is_async: bool) -> URL:
+    """Parse ``url`` and check that sqlmemory can use its driver in the mode asked for.
+
+    Nothing is connected or imported but SQLAlchemy's dialect module, so a server URL is
+    checked without its server.
+
+    Examples:
+        >>> check_url("postgresql+psycopg://app@db/app", is_async=True).drivername
+        'postgresql+psycopg'
+        >>> check_url("postgresql+asyncpg://app@db/app", is_async=False)
+        Traceback (most recent call last):
+        ...
+        ValueError: postgresql+asyncpg://app@db/app selects the async driver 'asyncpg', ...
+
+    Raises:
+        ValueError: ``url`` is no URL, names a database sqlmemory does not support, a
+            driver SQLAlchemy does not know, or a driver of the other mode.
+        TypeError: ``url`` is neither a string nor a ``URL``.
+    """
+    parsed = parse_url(url)
+    if parsed.get_backend_name() not in _BACKENDS:
+        raise _unsupported(parsed)
+    try:
+        dialect = parsed.get_dialect()
+    except NoSuchModuleError:  # an unknown driver name: "postgresql+nosuch://"
+        raise _unknown_driver(parsed) from None
+    if not _runs_in_mode(parsed, dialect, is_async):
+        raise _mode_error(parsed, is_async=is_async)
+    return parsed
+
+
+def check_engine_mode(engine: sa.Engine, *, is_async: bool) -> None:
+    """Check that ``engine`` (an ``AsyncEngine``'s ``sync_engine`` for async) runs in that mode.
+
+    Raises:
+        ValueError: the engine's dialect is async and ``is_async`` is false, or the reverse.
+    """
+    if engine.dialect.is_async != is_async:
+        raise _mode_error(engine.url, is_async=is_async, subject="the engine's URL ")
+
+
 def create_sync_engine(url: str | URL, **kwargs: Any) -> sa.Engine:
     """``sqlalchemy.create_engine(url, **kwargs)``, with errors that name the fix.
 
@@ -159,19 +258,12 @@ def create_sync_engine(url: str | URL, **kwargs: Any) -> sa.Engine:
         ValueError: oracle+cx_oracle://app@db/app: sqlmemory does not support the database ...
 
     Raises:
-        ValueError: ``url`` is no URL, names a database sqlmemory does not support, or a
-            driver that sqlmemory does not install and that is missing.
+        ValueError: ``url`` is no URL, names a database sqlmemory does not support, an
+            async driver, or a driver that sqlmemory does not install and that is missing.
         ModuleNotFoundError: the driver is one sqlmemory's extras install, and missing.
     """
-    parsed = parse_url(url)
-    if parsed.get_backend_name() not in _BACKENDS:
-        raise _unsupported(parsed)
+    parsed = check_url(url, is_async=False)
     try:
         return sa.create_engine(parsed, **kwargs)
-    except NoSuchModuleError:  # an unknown driver name: "postgresql+nosuch://"
-        raise ValueError(
-            f"{redact(parsed)}: unknown driver {parsed.get_driver_name()!r}; "
-            f"sqlmemory uses URLs such as {_forms()}"
-        ) from None
     except ImportError as exc:
         raise driver_error(parsed, exc) from exc

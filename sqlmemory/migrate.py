@@ -68,9 +68,11 @@ __all__ = [
 
 _SYNC_DRIVERS = {
     "postgresql+asyncpg": "postgresql+psycopg",
+    "postgresql+psycopg_async": "postgresql+psycopg",
     "mysql+aiomysql": "mysql+pymysql",
     "mysql+asyncmy": "mysql+pymysql",
     "mariadb+aiomysql": "mariadb+pymysql",
+    "mariadb+asyncmy": "mariadb+pymysql",
     "sqlite+aiosqlite": "sqlite+pysqlite",
 }
 

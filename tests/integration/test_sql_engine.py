@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.engine import make_url
 from sqlalchemy.pool import QueuePool
 
 from sqlmemory import (
+    AsyncSqlStorage,
     Message,
     SqlStorage,
 )
+from sqlmemory._urls import ASYNC_URL_FORMS, URL_FORMS, redact
 
 SID = "api"
 
@@ -42,6 +47,55 @@ def test_from_url_pings_pooled_connections_of_a_server_only(
         assert storage.engine.pool._pre_ping is True
         storage.append(SID, Message.user("pinged"))
         assert storage.count(SID) == 1
+
+
+def test_a_url_of_the_other_io_mode_names_the_url_form_to_use(
+    engine: sa.Engine, db_url: str, async_db_url: str, backend: str
+) -> None:
+    # Refused before an engine is made; a server URL is checked without connecting.
+    async_url = make_url(async_db_url)
+    with pytest.raises(ValueError) as raised:
+        SqlStorage.from_url(async_db_url)
+    assert str(raised.value) == (
+        f"{redact(async_url)} selects the async driver {async_url.get_driver_name()!r}, "
+        f"which SqlStorage cannot use: SqlStorage takes URLs such as {URL_FORMS[backend]}, "
+        "and AsyncSqlStorage takes this one"
+    )
+    sync_url = make_url(db_url)
+    if sync_url.get_driver_name() != "psycopg":
+        with pytest.raises(ValueError) as raised:
+            AsyncSqlStorage.from_url(db_url)
+        assert str(raised.value) == (
+            f"{redact(sync_url)} selects the sync driver {sync_url.get_driver_name()!r}, "
+            "which AsyncSqlStorage cannot use: AsyncSqlStorage takes URLs such as "
+            f"{ASYNC_URL_FORMS[backend]}, and SqlStorage takes this one"
+        )
+        return
+
+    async def through_psycopg_async() -> list[str]:  # psycopg has both modes
+        async with AsyncSqlStorage.from_url(db_url) as storage:
+            assert storage.engine.sync_engine.dialect.is_async
+            await storage.append(SID, Message.user("through psycopg", id="p"))
+            return [m.id for m in await storage.load(SID)]
+
+    assert asyncio.run(through_psycopg_async()) == ["p"]
+
+
+def test_an_engine_of_the_other_io_mode_is_refused(
+    engine: sa.Engine, async_db_url: str, backend: str
+) -> None:
+    async_driver_engine = sa.create_engine(async_db_url)
+    try:
+        with pytest.raises(ValueError) as raised:
+            SqlStorage(async_driver_engine)
+    finally:
+        async_driver_engine.dispose()
+    assert str(raised.value).startswith(
+        f"the engine's URL {redact(make_url(async_db_url))} selects the async driver"
+    )
+    assert f"SqlStorage takes URLs such as {URL_FORMS[backend]}," in str(raised.value)
+    with pytest.raises(TypeError, match="AsyncSqlStorage takes an AsyncEngine, not 'Engine'"):
+        AsyncSqlStorage(engine)  # type: ignore[arg-type]
 
 
 def test_close_leaves_an_engine_it_was_given_alone(engine: sa.Engine) -> None:

@@ -127,6 +127,7 @@ def test_a_bad_url_is_one_line_naming_the_right_form(
         # An async URL runs through the backend's sync driver.
         ("psycopg", "postgresql+asyncpg://u@127.0.0.1:1/db", "postgres"),
         ("pymysql", "mysql+aiomysql://u@127.0.0.1:1/db", "mysql"),
+        ("pymysql", "mariadb+asyncmy://u@127.0.0.1:1/db", "mysql"),
     ],
 )
 @pytest.mark.parametrize("command", ["migrate", "current", "sessions", "export"])

@@ -1,10 +1,11 @@
-"""A URL whose driver is not installed names the extra that installs it."""
+"""A URL whose driver is not installed, or runs only in the other I/O mode, names the fix."""
 
 from __future__ import annotations
 
 import sys
 
 import pytest
+import sqlalchemy as sa
 
 from sqlmemory import SqlStorage
 
@@ -23,3 +24,137 @@ def test_from_url_names_the_extra_for_a_missing_driver(
     monkeypatch.setitem(sys.modules, module, None)  # importing it now fails
     with pytest.raises(ModuleNotFoundError, match=rf"pip install 'sqlmemory\[{extra}\]'"):
         SqlStorage.from_url(url)
+
+
+# A URL whose driver runs only in the other I/O mode is refused before any engine is made:
+# the driver is hidden, and the error is still the one naming the URL form, not the
+# missing module's. No server is needed (none listens on port 1).
+@pytest.mark.parametrize(
+    ("url", "driver", "form", "hidden"),
+    [
+        ("sqlite:///x.db", "pysqlite", "sqlite+aiosqlite:///path/to/file.db", "sqlite3"),
+        (
+            "postgresql+psycopg2://u:secret@127.0.0.1:1/d",
+            "psycopg2",
+            "postgresql+asyncpg://user:password@host:5432/database",
+            "psycopg2",
+        ),
+        (
+            "mysql+pymysql://u:secret@127.0.0.1:1/d",
+            "pymysql",
+            "mysql+aiomysql://user:password@host:3306/database",
+            "pymysql",
+        ),
+        (
+            "mysql://u@127.0.0.1:1/d",
+            "mysqldb",
+            "mysql+aiomysql://user:password@host:3306/database",
+            "MySQLdb",
+        ),
+    ],
+)
+def test_async_storage_refuses_a_sync_only_driver_naming_the_async_form(
+    url: str, driver: str, form: str, hidden: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlmemory import AsyncSqlStorage
+
+    monkeypatch.setitem(sys.modules, hidden, None)
+    with pytest.raises(ValueError) as raised:
+        AsyncSqlStorage.from_url(url)
+    shown = url.replace(":secret@", ":***@")
+    assert str(raised.value) == (
+        f"{shown} selects the sync driver {driver!r}, which AsyncSqlStorage cannot use: "
+        f"AsyncSqlStorage takes URLs such as {form}, and SqlStorage takes this one"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "driver", "form", "hidden"),
+    [
+        ("sqlite+aiosqlite:///x.db", "aiosqlite", "sqlite:///path/to/file.db", "aiosqlite"),
+        (
+            "postgresql+asyncpg://u:secret@127.0.0.1:1/d",
+            "asyncpg",
+            "postgresql+psycopg://user:password@host:5432/database",
+            "asyncpg",
+        ),
+        (
+            "postgresql+psycopg_async://u@127.0.0.1:1/d",
+            "psycopg_async",
+            "postgresql+psycopg://user:password@host:5432/database",
+            "psycopg",
+        ),
+        (
+            "mariadb+aiomysql://u@127.0.0.1:1/d",
+            "aiomysql",
+            "mysql+pymysql://user:password@host:3306/database",
+            "aiomysql",
+        ),
+    ],
+)
+def test_sync_storage_refuses_an_async_only_driver_naming_the_sync_form(
+    url: str, driver: str, form: str, hidden: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, hidden, None)
+    with pytest.raises(ValueError) as raised:
+        SqlStorage.from_url(url)
+    shown = url.replace(":secret@", ":***@")
+    assert str(raised.value) == (
+        f"{shown} selects the async driver {driver!r}, which SqlStorage cannot use: "
+        f"SqlStorage takes URLs such as {form}, and AsyncSqlStorage takes this one"
+    )
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql+psycopg://u@127.0.0.1:1/d", "postgresql://u@127.0.0.1:1/d"]
+)
+def test_psycopg_serves_both_storages(url: str) -> None:
+    # psycopg has both modes: an async engine gets SQLAlchemy's psycopg_async dialect.
+    import asyncio
+
+    from sqlmemory import AsyncSqlStorage
+
+    with SqlStorage.from_url(url) as storage:
+        assert storage.engine.dialect.driver == "psycopg"
+        assert not storage.engine.dialect.is_async
+    async_storage = AsyncSqlStorage.from_url(url)
+    assert async_storage.engine.sync_engine.dialect.is_async
+    asyncio.run(async_storage.close())
+
+
+def test_a_sync_engine_on_an_async_driver_names_the_sync_form() -> None:
+    engine = sa.create_engine("sqlite+aiosqlite:///x.db")
+    with pytest.raises(ValueError) as raised:
+        SqlStorage(engine)
+    assert str(raised.value) == (
+        "the engine's URL sqlite+aiosqlite:///x.db selects the async driver 'aiosqlite', "
+        "which SqlStorage cannot use: SqlStorage takes URLs such as "
+        "sqlite:///path/to/file.db, and AsyncSqlStorage takes this one"
+    )
+    engine.dispose()
+
+
+def test_an_engine_of_the_other_class_is_a_type_error_naming_the_storage() -> None:
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from sqlmemory import AsyncSqlStorage
+
+    async_engine = create_async_engine("sqlite+aiosqlite://")
+    with pytest.raises(TypeError) as raised:
+        SqlStorage(async_engine)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "SqlStorage takes an Engine, not 'AsyncEngine'; AsyncSqlStorage takes it"
+    )
+    async_engine.sync_engine.dispose()
+    engine = sa.create_engine("sqlite://")
+    with pytest.raises(TypeError) as raised:
+        AsyncSqlStorage(engine)  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "AsyncSqlStorage takes an AsyncEngine, not 'Engine'; SqlStorage takes it"
+    )
+    engine.dispose()
+    with pytest.raises(TypeError) as raised:
+        SqlStorage("sqlite://")  # type: ignore[arg-type]
+    assert str(raised.value) == (
+        "SqlStorage takes an Engine, not 'str'; SqlStorage.from_url takes a URL"
+    )

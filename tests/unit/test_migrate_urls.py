@@ -76,3 +76,26 @@ def test_postgresql_with_another_missing_driver_names_psycopg(
     monkeypatch.setitem(sys.modules, "psycopg2", None)
     with pytest.raises(ValueError, match=r"use postgresql\+psycopg://.*sqlmemory\[postgres\]"):
         migrate.upgrade("postgresql+psycopg2://u@127.0.0.1:1/d")
+
+
+@pytest.mark.parametrize(
+    ("url", "sync"),
+    [
+        ("postgresql+asyncpg://u@h/d", "postgresql+psycopg"),
+        ("postgresql+psycopg_async://u@h/d", "postgresql+psycopg"),
+        ("mysql+aiomysql://u@h/d", "mysql+pymysql"),
+        ("mariadb+asyncmy://u@h/d", "mariadb+pymysql"),
+        ("sqlite+aiosqlite:///x.db", "sqlite+pysqlite"),
+    ],
+)
+def test_an_async_url_runs_through_the_sync_driver(url: str, sync: str) -> None:
+    assert migrate.sync_url(url).drivername == sync
+
+
+def test_upgrade_takes_an_async_sqlite_url(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "aiosqlite", None)  # the stdlib driver runs it
+    url = f"sqlite+aiosqlite:///{tmp_path}/chat.db"
+    migrate.upgrade(url)
+    assert migrate.current(url) == migrate.head()

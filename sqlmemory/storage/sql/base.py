@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL
 
+from sqlmemory._urls import check_engine_mode, check_url
 from sqlmemory.errors import missing_driver_message
 from sqlmemory.policy import Policy, TailPolicy
 from sqlmemory.storage.checks import DEFAULT_MAX_BLOB_BYTES, check_messages, check_session_id
@@ -42,8 +43,14 @@ class SqlStorageBase(Generic[EngineT]):
 
     _create_engine: ClassVar[Callable[..., Any]]
     """Makes the engine of :meth:`from_url` (``create_engine`` or its async twin)."""
+    _engine_class: ClassVar[type[Any]]
+    """The engine class the storage takes (``Engine`` or ``AsyncEngine``)."""
+    _sync_engine_of: ClassVar[Callable[..., Engine]]
+    """The ``Engine`` whose events fire for the statements of an engine of ``_engine_class``."""
 
-    def __init__(self, engine: EngineT, sync_engine: Engine, max_blob_bytes: int) -> None:
+    def __init__(self, engine: EngineT, max_blob_bytes: int) -> None:
+        sync_engine = self._sync_engine_of(self._check_engine(engine))
+        check_engine_mode(sync_engine, is_async=self._is_async())
         configure_engine(sync_engine)
         self.engine = engine
         self.max_blob_bytes = max_blob_bytes
@@ -69,20 +76,47 @@ class SqlStorageBase(Generic[EngineT]):
 
         On a server database the engine pings pooled connections before use
         (``pool_pre_ping=True``) unless ``engine_kwargs`` say otherwise.
+
+        Raises:
+            ValueError: ``url`` is no URL, names a database sqlmemory does not support, or
+                a driver of the other I/O mode (``sqlite://`` for ``AsyncSqlStorage``,
+                ``asyncpg`` for ``SqlStorage``); checked before any engine is made.
+            ModuleNotFoundError: the driver is not installed; the message names the extra.
         """
+        parsed = check_url(url, is_async=cls._is_async())
         # A pooled connection the server dropped (restart, failover, idle timeout) is
         # found by a ping at checkout and replaced, instead of failing the call. A SQLite
         # file has no server to drop it, and the ping is a statement per call (four
         # thread hand-offs through aiosqlite).
-        if make_url(url).get_backend_name() != "sqlite":
+        if parsed.get_backend_name() != "sqlite":
             engine_kwargs.setdefault("pool_pre_ping", True)
         try:
-            engine = cls._create_engine(url, **engine_kwargs)
+            engine = cls._create_engine(parsed, **engine_kwargs)
         except ModuleNotFoundError as exc:
             raise ModuleNotFoundError(missing_driver_message(exc), name=exc.name) from exc
-        storage = cls(engine, max_blob_bytes=max_blob_bytes)  # type: ignore[call-arg]
+        storage = cls(engine, max_blob_bytes=max_blob_bytes)
         storage._owns_engine = True
         return storage
+
+    @classmethod
+    def _is_async(cls) -> bool:
+        # An AsyncEngine is no Engine: it wraps one (its sync_engine).
+        return not issubclass(cls._engine_class, Engine)
+
+    @classmethod
+    def _check_engine(cls, engine: EngineT) -> EngineT:
+        """``engine``, when it is of the class the storage takes."""
+        if isinstance(engine, cls._engine_class):
+            return engine
+        message = (
+            f"{cls.__name__} takes an {cls._engine_class.__name__}, not {type(engine).__name__!r}"
+        )
+        if isinstance(engine, (str, URL)):
+            raise TypeError(f"{message}; {cls.__name__}.from_url takes a URL")
+        if isinstance(engine, Engine) or hasattr(engine, "sync_engine"):
+            other = "SqlStorage" if cls._is_async() else "AsyncSqlStorage"
+            raise TypeError(f"{message}; {other} takes it")
+        raise TypeError(message)
 
     def __repr__(self) -> str:
         shown = self.engine.url.render_as_string(hide_password=True)

@@ -82,9 +82,11 @@ class SqlStorage(SqlStorageBase[Engine]):
     """
 
     _create_engine = staticmethod(create_engine)
+    _engine_class = Engine
+    _sync_engine_of = staticmethod(sync_engine_of)
 
     def __init__(self, engine: Engine, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
-        super().__init__(engine, sync_engine_of(engine), max_blob_bytes)
+        super().__init__(engine, max_blob_bytes)
 
     def close(self) -> None:
         """Dispose the engine if :meth:`from_url` made it; a passed-in engine is left alone."""

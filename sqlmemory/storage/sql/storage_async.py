@@ -87,11 +87,13 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
     """
 
     _create_engine = staticmethod(create_engine)
+    _engine_class = AsyncEngine
+    _sync_engine_of = staticmethod(sync_engine_of)
 
     def __init__(
         self, engine: AsyncEngine, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES
     ) -> None:
-        super().__init__(engine, sync_engine_of(engine), max_blob_bytes)
+        super().__init__(engine, max_blob_bytes)
 
     async def close(self) -> None:
         """Dispose the engine if :meth:`from_url` made it; a passed-in engine is left alone."""
