@@ -31,6 +31,7 @@ __all__ = [
     "check_url",
     "create_sync_engine",
     "driver_error",
+    "has_async_driver",
     "parse_url",
     "redact",
 ]
@@ -224,16 +225,36 @@ def check_url(url: str | URL, *, is_async: bool) -> URL:
             driver SQLAlchemy does not know, or a driver of the other mode.
         TypeError: ``url`` is neither a string nor a ``URL``.
     """
+    parsed, dialect = _dialect_of(url)
+    if not _runs_in_mode(parsed, dialect, is_async):
+        raise _mode_error(parsed, is_async=is_async)
+    return parsed
+
+
+def has_async_driver(url: str | URL) -> bool:
+    """Whether ``url``'s driver runs under asyncio (``AsyncSqlStorage`` takes the URL).
+
+    Examples:
+        >>> has_async_driver("postgresql+psycopg://app@db/app")
+        True
+        >>> has_async_driver("sqlite:///chat.db")
+        False
+
+    Raises:
+        ValueError, TypeError: as :func:`check_url`, for a URL sqlmemory cannot use at all.
+    """
+    parsed, dialect = _dialect_of(url)
+    return _runs_in_mode(parsed, dialect, is_async=True)
+
+
+def _dialect_of(url: str | URL) -> tuple[URL, type[Dialect]]:
     parsed = parse_url(url)
     if parsed.get_backend_name() not in _BACKENDS:
         raise _unsupported(parsed)
     try:
-        dialect = parsed.get_dialect()
+        return parsed, parsed.get_dialect()
     except NoSuchModuleError:  # an unknown driver name: "postgresql+nosuch://"
         raise _unknown_driver(parsed) from None
-    if not _runs_in_mode(parsed, dialect, is_async):
-        raise _mode_error(parsed, is_async=is_async)
-    return parsed
 
 
 def check_engine_mode(engine: sa.Engine, *, is_async: bool) -> None:

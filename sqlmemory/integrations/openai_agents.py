@@ -22,7 +22,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlmemory._urls import parse_url
+from sqlmemory._urls import has_async_driver
 from sqlmemory.formats import from_openai_responses, to_openai_responses
 from sqlmemory.storage.checks import check_session_id
 from sqlmemory.storage.sql._io_async import finish_before_cancel
@@ -147,10 +147,8 @@ class SqlMemorySession:
         """
         from sqlmemory.storage import AsyncSqlStorage, SqlStorage
 
-        parsed = parse_url(url)
-        dialect = parsed.get_dialect()
-        kind = AsyncSqlStorage if dialect.get_async_dialect_cls(parsed).is_async else SqlStorage
-        storage = kind.from_url(parsed, **engine_kwargs)
+        kind = AsyncSqlStorage if has_async_driver(url) else SqlStorage
+        storage = kind.from_url(url, **engine_kwargs)
         return cls(session_id, storage, session_settings=session_settings)
 
     def __repr__(self) -> str:

@@ -419,3 +419,10 @@ async def test_a_cancelled_call_returns_once_its_thread_is_done(engine: Any) -> 
     # The caller got CancelledError only after the thread had stored the items: the write
     # cannot be stopped, so the caller is not let go while it may still land.
     assert await session.get_items() == chat(2)
+
+
+async def test_from_url_rejects_a_url_it_cannot_use() -> None:
+    with pytest.raises(ValueError, match="does not support the database 'oracle'"):
+        SqlMemorySession.from_url("x", "oracle://app@db/app")
+    with pytest.raises(ValueError, match="is not a database URL"):
+        SqlMemorySession.from_url("x", "chat.db")
