@@ -268,7 +268,8 @@ def _calls_of(message: AIMessage, blocks: Sequence[Block]) -> list[ToolCall]:
     in_content = {b.id for b in blocks if isinstance(b, ToolCall)}
     calls: list[ToolCall] = []
     for call in _checked(message.tool_calls, list, "tool_calls"):
-        if _checked(call, dict, "a tool call").get("id") not in in_content:
+        call_id = _checked(call, dict, "a tool call").get("id")
+        if not isinstance(call_id, str) or call_id not in in_content:
             calls.append(_call_of(call))
     for invalid in _checked(message.invalid_tool_calls, list, "invalid_tool_calls"):
         if _checked(invalid, dict, "an invalid tool call").get("id") is None:
@@ -308,7 +309,7 @@ def to_langchain(messages: Iterable[Message]) -> list[BaseMessage]:
             )
         try:
             out.append(_to_one(message))
-        except ValidationError as exc:
+        except (ValidationError, TypeError) as exc:  # LangChain's check, or its constructors'
             raise ConversionError(f"message {index}: langchain refuses it: {exc}") from None
     return out
 
