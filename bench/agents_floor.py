@@ -24,13 +24,11 @@ than the SDK's one JSON text per item, whatever the code around it. bench/README
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import dataclasses
 import itertools
 import json
-import os
 import sys
 import uuid
 from collections.abc import Callable, Sequence
@@ -41,23 +39,15 @@ BENCH_DIR = Path(__file__).resolve().parent
 if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
 
-from agents_contenders import PostgresPlace, SqlitePlace, Turns, missing  # noqa: E402
-from agents_session import (  # noqa: E402
-    DEFAULT_PG_URL,
-    FULL,
-    ITEMS_PER_TURN,
-    PG_URL_ENV,
-    QUICK,
-    Sizes,
-    size_label,
-)
-from machine import machine_info  # noqa: E402
+from agents_contenders import Place, SqlitePlace, Turns  # noqa: E402
+from agents_session import ITEMS_PER_TURN, Sizes, run, size_label  # noqa: E402
 from timing import rotating, summarize  # noqa: E402
 
 DEFAULT_JSON = BENCH_DIR / "results-agents-floor.json"
 JSON_COLUMNS = frozenset({"metadata_json", "extras_json", "call_ids", "value_json"})
 """The columns of sqlmemory's rows that hold JSON text."""
 SID = "floor"
+__all__ = ["Floor", "Recorder", "Replay", "SqlitePlace", "Turns", "main"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,7 +154,7 @@ def _parse(description: Sequence[Any], rows: Sequence[Sequence[Any]]) -> None:
 class Floor:
     """One backend's fresh databases: sqlmemory's (recorded and replayed) and the SDK's."""
 
-    def __init__(self, place: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, place: Place, loop: asyncio.AbstractEventLoop) -> None:
         from sqlalchemy import create_engine
         from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -268,7 +258,7 @@ def _timed(
     }
 
 
-def run_backend(place: Any, sizes: Sizes, say: Callable[[str], None]) -> list[dict[str, Any]]:
+def run_backend(place: Place, sizes: Sizes, say: Callable[[str], None]) -> list[dict[str, Any]]:
     loop = asyncio.new_event_loop()
     out: list[dict[str, Any]] = []
     try:
@@ -322,62 +312,8 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    doc = __doc__ or ""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
-    parser.add_argument("--backends", default="sqlite,postgresql")
-    parser.add_argument(
-        "--pg-url",
-        default=os.environ.get(PG_URL_ENV, DEFAULT_PG_URL),
-        help="a database on the server whose role may CREATE DATABASE (each run gets its own)",
-    )
-    parser.add_argument("--sqlite-dir", type=Path, default=None)
-    parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
-    return parser.parse_args(argv)
-
-
 def main(argv: Sequence[str] | None = None, sizes: Sizes | None = None) -> dict[str, Any]:
-    args = parse_args(argv)
-    reason = missing()
-    if reason is not None:
-        raise SystemExit(f"the OpenAI Agents SDK's sessions are not installed: {reason}")
-    sizes = sizes or (QUICK if args.quick else FULL)
-
-    def say(message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
-
-    report: dict[str, Any] = {
-        "machine": machine_info(),
-        "load_before": os.getloadavg(),
-        "sizes": dataclasses.asdict(sizes),
-        "results": [],
-        "skipped": {},
-    }
-    for backend in args.backends.split(","):
-        try:
-            if backend == "sqlite":
-                place: Any = SqlitePlace(args.sqlite_dir)
-            elif backend == "postgresql":
-                place = PostgresPlace(args.pg_url, uuid.uuid4().hex[:8], "asyncpg")
-            else:
-                raise SystemExit(f"unknown backend {backend!r}: sqlite or postgresql")
-        except Exception as exc:  # an unreachable server is reported, not fatal
-            if backend != "postgresql":
-                raise
-            report["skipped"][backend] = f"{type(exc).__name__}: {exc}"
-            say(f"postgresql skipped: {exc}")
-            continue
-        try:
-            report["results"] += run_backend(place, sizes, say)
-        finally:
-            place.close()
-    report["load_after"] = os.getloadavg()
-    print(render(report))
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
-        say(f"results written to {args.json}")
-    return report
+    return run(argv, sizes, run_backend, render, __doc__, DEFAULT_JSON)
 
 
 if __name__ == "__main__":

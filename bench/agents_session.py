@@ -250,8 +250,12 @@ def versions() -> dict[str, str]:
     return out
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    doc = __doc__ or ""
+def parse_args(
+    argv: Sequence[str] | None = None,
+    description: str | None = None,
+    default_json: Path = DEFAULT_JSON,
+) -> argparse.Namespace:
+    doc = description or __doc__ or ""
     parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, a few seconds")
     parser.add_argument("--backends", default="sqlite,postgresql")
@@ -266,15 +270,27 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--pre-ping",
         action="store_true",
-        help="pool_pre_ping on both contenders' PostgreSQL engines (as from_url sets it)",
+        help="pool_pre_ping on the contenders' PostgreSQL engines (as from_url sets it)",
     )
     parser.add_argument("--sqlite-dir", type=Path, default=None)
-    parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    parser.add_argument("--json", type=Path, default=default_json)
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None, sizes: Sizes | None = None) -> dict[str, Any]:
-    args = parse_args(argv)
+RunBackend = Callable[[Place, Sizes, Callable[[str], None]], list[dict[str, Any]]]
+
+
+def run(
+    argv: Sequence[str] | None,
+    sizes: Sizes | None,
+    run_backend: RunBackend,
+    render: Callable[[dict[str, Any]], str],
+    description: str | None = None,
+    default_json: Path = DEFAULT_JSON,
+) -> dict[str, Any]:
+    """Parse ``argv``, run ``run_backend`` on each backend asked for (a server that cannot
+    be reached is reported, not fatal), print ``render(report)``, write the JSON."""
+    args = parse_args(argv, description, default_json)
     reason = missing()
     if reason is not None:
         raise SystemExit(f"the OpenAI Agents SDK's sessions are not installed: {reason}")
@@ -315,11 +331,15 @@ def main(argv: Sequence[str] | None = None, sizes: Sizes | None = None) -> dict[
         finally:
             place.close()
     report["load_after"] = os.getloadavg()
-    print(render_agents(report))
+    print(render(report))
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n")
         say(f"results written to {args.json}")
     return report
+
+
+def main(argv: Sequence[str] | None = None, sizes: Sizes | None = None) -> dict[str, Any]:
+    return run(argv, sizes, run_backend, render_agents)
 
 
 if __name__ == "__main__":

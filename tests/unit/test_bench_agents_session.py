@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests.support.scripts import bench_script
+from tests.support.scripts import bench_script, run_tiny_agents_bench
 
 
 @pytest.fixture(scope="module")
@@ -21,25 +20,7 @@ def bench() -> Iterator[ModuleType]:
 def test_every_case_times_both_sqlmemory_storages_beside_both_sdk_sessions(
     bench: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    tiny = bench.Sizes(
-        add_reps=3,
-        add_warmup=1,
-        histories=(8, 40),
-        limit=5,
-        limit_reps=3,
-        limit_warmup=1,
-        full_reps=(2, 2),
-        full_warmup=1,
-        fill_turns=3,
-    )
-    databases = tmp_path / "db"
-    databases.mkdir()
-    out = tmp_path / "agents.json"
-    argv = ["--backends", "sqlite", "--sqlite-dir", str(databases), "--json", str(out)]
-    report = bench.main(argv, sizes=tiny)
-
-    written = json.loads(out.read_text())
-    assert written["results"] == json.loads(json.dumps(report["results"], default=str))
+    written, databases = run_tiny_agents_bench(bench, tmp_path)
     labels = [r["label"] for r in written["results"]]
     assert labels == [
         "add_items 1 turn x3",
