@@ -171,7 +171,9 @@ class _Reader:
                 self._add(_assistant_message(item, index), index)
                 return
             if not isinstance(role, str) or role not in _INPUT_ROLES:
-                raise ConversionError(f"{where(index, 'role')}: {role!r} is not a message role")
+                # Not repr() of any value: an int of 5,000 digits has none.
+                shown = repr(role) if isinstance(role, str) else f"a {type(role).__name__}"
+                raise ConversionError(f"{where(index, 'role')}: {shown} is not a message role")
             self._flush()
             self.messages.append(_input_message(item, _INPUT_ROLES[role], index))
             return
