@@ -22,6 +22,12 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+    ResponseReasoningItem,
+)
 from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
@@ -38,6 +44,11 @@ from sqlmemory.errors import ConversionError, SqlMemoryError
 from sqlmemory.integrations.langchain import SqlMemoryChatHistory, from_langchain, to_langchain
 from sqlmemory.integrations.openai_agents import SqlMemorySession
 from sqlmemory.integrations.pydantic_ai import from_pydantic_ai, to_pydantic_ai
+
+pytestmark = pytest.mark.filterwarnings(
+    # A changed SDK object warns as pydantic dumps it; the dump is what the tests check.
+    "ignore:Pydantic serializer warnings:UserWarning"
+)
 
 SESSION = "hostile"
 DB_SETTINGS = settings(
@@ -149,9 +160,33 @@ def spoiled_items(draw: st.DrawFn) -> dict[Any, Any]:
     return item
 
 
+def _sdk_items() -> list[Callable[[], Any]]:
+    text = ResponseOutputText(text="42.", type="output_text", annotations=[])
+    return [
+        lambda: ResponseFunctionToolCall(
+            arguments="{}", call_id="c1", name="mul", type="function_call"
+        ),
+        lambda: ResponseOutputMessage(
+            id="m1", content=[text], role="assistant", status="completed", type="message"
+        ),
+        lambda: ResponseReasoningItem(id="rs_1", summary=[], type="reasoning"),
+    ]
+
+
+@st.composite
+def spoiled_sdk_items(draw: st.DrawFn) -> Any:
+    """An SDK output item with a field set, past validation, to a hostile value."""
+    item = draw(st.sampled_from(_sdk_items()))()
+    field = draw(st.sampled_from(sorted(type(item).model_fields)))
+    return _changed(item, **{field: draw(hostile)})
+
+
 agents_items = st.one_of(
     hostile,
-    st.lists(st.one_of(spoiled_items(), st.sampled_from(BASE_ITEMS), hostile), max_size=4),
+    st.lists(
+        st.one_of(spoiled_items(), spoiled_sdk_items(), st.sampled_from(BASE_ITEMS), hostile),
+        max_size=4,
+    ),
 )
 limits = st.one_of(
     st.none(),
@@ -254,6 +289,17 @@ def test_the_session_constructor_refuses_bad_arguments_with_type_or_value_errors
         _check(exc, TypeError)
         return
     assert items == []
+
+
+@pytest.mark.parametrize("field", ["role", "status"])
+@pytest.mark.parametrize("value", ["huge int", "deep dict"])
+def test_add_items_refuses_an_item_with_a_value_json_cannot_show(field: str, value: str) -> None:
+    session = SqlMemorySession(SESSION, InMemoryStorage())
+    sdk_item = _changed(_sdk_items()[1](), **{field: _special(value)})
+    for item in (sdk_item, {**BASE_ITEMS[0], field: _special(value)}):
+        with pytest.raises(ConversionError, match="item 0"):
+            asyncio.run(session.add_items([item]))
+    assert asyncio.run(session.get_items()) == []
 
 
 @pytest.mark.parametrize("storage", [None, 1, "sqlite:///x.db", object()])
