@@ -175,18 +175,19 @@ def _role_of(message: BaseMessage) -> tuple[Role, dict[str, Any]]:
     if isinstance(message, ToolMessage):
         return Role.TOOL, {}
     if isinstance(message, ChatMessage):
+        name = _checked(message.role, str, "a ChatMessage's role")
         try:
-            role = Role(message.role)
+            role = Role(name)
         except ValueError:
             raise InvalidMessageError(
-                f"a ChatMessage of role {message.role!r} has no sqlmemory role"
+                f"a ChatMessage of role {name!r} has no sqlmemory role"
             ) from None
         if role is Role.TOOL:
             raise InvalidMessageError(
                 "a ChatMessage of role 'tool' answers no call: use ToolMessage"
             )
         return role, {"type": "chat"}
-    role_of_type = _ROLE_OF_TYPE.get(message.type)
+    role_of_type = _ROLE_OF_TYPE.get(message.type) if isinstance(message.type, str) else None
     if role_of_type is None or not isinstance(message, (HumanMessage, AIMessage, SystemMessage)):
         raise InvalidMessageError(f"a {type(message).__name__} cannot be stored")
     return role_of_type, {}

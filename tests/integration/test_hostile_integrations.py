@@ -21,7 +21,13 @@ import sqlalchemy as sa
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    ToolMessage,
+)
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
@@ -322,6 +328,8 @@ LC_FIELDS = [
     "tool_call_id",
     "status",
     "artifact",
+    "role",
+    "type",
 ]
 
 
@@ -331,6 +339,7 @@ def _lc_bases() -> list[Callable[[], BaseMessage]]:
         lambda: HumanMessage([{"type": "text", "text": "hi"}, "there"]),
         lambda: AIMessage("", tool_calls=[{"name": "mul", "args": {"a": 6}, "id": "c1"}]),
         lambda: ToolMessage("42", tool_call_id="c1"),
+        lambda: ChatMessage("hi", role="developer"),
     ]
 
 
@@ -373,6 +382,23 @@ def test_a_chat_history_stores_all_or_refuses_with_a_conversion_error(
             return
         read = history.messages
     assert [m.content for m in read[:2]] == ["hi", "hello"]
+
+
+@pytest.mark.parametrize("value", ["huge int", "deep list", "NUL"])
+@pytest.mark.parametrize(
+    ("make", "field"),
+    [
+        (lambda: ChatMessage("hi", role="user"), "role"),
+        (lambda: HumanMessage("hi"), "type"),
+        (lambda: AIMessage("", tool_calls=[{"name": "f", "args": {}, "id": "c1"}]), "tool_calls"),
+    ],
+)
+def test_from_langchain_names_a_bad_field_without_showing_its_value(
+    make: Callable[[], BaseMessage], field: str, value: str
+) -> None:
+    message = _changed(make(), **{field: _special(value)})
+    with pytest.raises(ConversionError, match="message 0"):
+        from_langchain([message])
 
 
 @PURE_SETTINGS
