@@ -82,7 +82,7 @@ def plain(item: Any, index: int) -> Any:
             return dump(mode="json", exclude_unset=True, by_alias=True)
         except TypeError:  # a model_dump() that takes no such arguments
             return dump()
-        except ValueError as exc:  # pydantic's serialization errors are ValueErrors
+        except (ValueError, AttributeError) as exc:  # what pydantic raises on a bad field
             raise ConversionError(
                 f"{where(index)}: the SDK object cannot be dumped: {exc}"
             ) from None

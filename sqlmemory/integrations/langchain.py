@@ -310,7 +310,7 @@ def to_langchain(messages: Iterable[Message]) -> list[BaseMessage]:
             )
         try:
             out.append(_to_one(message))
-        except (ValidationError, TypeError) as exc:  # LangChain's check, or its constructors'
+        except (ValidationError, TypeError, AttributeError) as exc:  # LangChain refuses it
             raise ConversionError(f"message {index}: langchain refuses it: {exc}") from None
     return out
 

@@ -302,7 +302,8 @@ def test_the_session_constructor_refuses_bad_arguments_with_type_or_value_errors
 def test_add_items_refuses_an_item_with_a_value_json_cannot_show(field: str, value: str) -> None:
     session = SqlMemorySession(SESSION, InMemoryStorage())
     sdk_item = _changed(_sdk_items()[1](), **{field: _special(value)})
-    for item in (sdk_item, {**BASE_ITEMS[0], field: _special(value)}):
+    in_summary = _changed(_sdk_items()[2](), summary=[_Thing()])
+    for item in (sdk_item, {**BASE_ITEMS[0], field: _special(value)}, in_summary):
         with pytest.raises(ConversionError, match="item 0"):
             asyncio.run(session.add_items([item]))
     assert asyncio.run(session.get_items()) == []
@@ -452,6 +453,15 @@ def test_to_langchain_of_hand_made_extras_converts_or_raises_a_conversion_error(
         to_langchain(messages)
     except Exception as exc:
         _check(exc)
+
+
+@pytest.mark.parametrize(
+    "own",
+    [{"additional_kwargs": None}, {"additional_kwargs": 5}, {"name": 5}, {"usage_metadata": "x"}],
+)
+def test_to_langchain_refuses_extras_langchain_refuses(own: dict[str, Any]) -> None:
+    with pytest.raises(ConversionError, match="message 0: langchain refuses it"):
+        to_langchain([Message.assistant("42", extras={"langchain": own})])
 
 
 @pytest.mark.parametrize("value", [None, 1, "hi", b"hi", {"a": 1}, _Thing()])
