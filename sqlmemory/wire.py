@@ -75,8 +75,8 @@ def messages_from_dicts(items: Iterable[Mapping[str, Any]]) -> list[Message]:
     Raises:
         InvalidMessageError: ``items`` is not an array, or an item is malformed.
     """
-    if isinstance(items, (str, bytes, Mapping)):
-        raise InvalidMessageError("messages must be a JSON array")
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise InvalidMessageError(f"messages must be a JSON array, not {type(items).__name__}")
     result = []
     for i, item in enumerate(items):
         try:

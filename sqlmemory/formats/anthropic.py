@@ -455,7 +455,7 @@ def _read_tool_result(block: Mapping[str, Any], field: str) -> Message:
         own["is_error"] = False
     content: Any = block.get("content", [])
     if isinstance(content, str):
-        blocks: list[Block] = [TextBlock(content)]
+        blocks: list[Block] = [_build(lambda: TextBlock(content), f"{field}.content")]
     else:
         items = _content_list(content) if "content" in block else []
         blocks = [_read_block(b, f"{field}.content[{j}]") for j, b in enumerate(items)]
