@@ -71,7 +71,8 @@ def plain(item: Any, index: int) -> Any:
     ``async_``), and no defaults the SDK filled in.
 
     Raises:
-        ConversionError: ``item`` is neither a mapping nor has ``model_dump()``.
+        ConversionError: ``item`` is neither a mapping nor has ``model_dump()``, or its
+            dump fails (a field set, past validation, to what JSON cannot hold).
     """
     if isinstance(item, Mapping):
         return item
@@ -81,6 +82,10 @@ def plain(item: Any, index: int) -> Any:
             return dump(mode="json", exclude_unset=True, by_alias=True)
         except TypeError:  # a model_dump() that takes no such arguments
             return dump()
+        except ValueError as exc:  # pydantic's serialization errors are ValueErrors
+            raise ConversionError(
+                f"{where(index)}: the SDK object cannot be dumped: {exc}"
+            ) from None
     raise ConversionError(
         f"{where(index)}: expected a dict or an SDK object, got {type(item).__name__}"
     )

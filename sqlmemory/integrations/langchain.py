@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import inspect
 import json
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -53,6 +54,7 @@ try:
         SystemMessage,
         ToolMessage,
     )
+    from pydantic import ValidationError
 except ImportError as exc:  # pragma: no cover - exercised by the extras check
     raise ImportError(
         "sqlmemory.integrations.langchain needs langchain-core: pip install 'sqlmemory[langchain]'"
@@ -65,6 +67,7 @@ LANGCHAIN = "langchain"
 
 _ROLE_OF_TYPE = {"human": Role.USER, "ai": Role.ASSISTANT, "system": Role.SYSTEM}
 _MESSAGE_FIELDS = ("name", "additional_kwargs", "response_metadata")
+_FIELD_TYPES: dict[str, type] = {"name": str, "additional_kwargs": dict, "response_metadata": dict}
 _BLOCK_META = frozenset({"type", "text", "base64", "url", "file_id", "mime_type"})
 
 
@@ -89,8 +92,9 @@ def from_langchain(messages: Iterable[BaseMessage]) -> list[Message]:
     Raises:
         ConversionError: a value that is no ``BaseMessage``, a message kind sqlmemory cannot
             hold (``RemoveMessage``, a ``ChatMessage`` of an unknown role), a tool call
-            without an id, fields that are not JSON, or an empty message; the message
-            names the index.
+            without an id, fields that are not JSON or not of their LangChain type
+            (content that is neither a string nor a list of strings and dicts), or an
+            empty message; the message names the index.
     """
     if isinstance(messages, (str, bytes, Mapping, BaseMessage)) or not isinstance(
         messages, Iterable
@@ -115,11 +119,11 @@ def _from_one(message: BaseMessage) -> Message:
     if isinstance(message, AIMessage):
         blocks.extend(_calls_of(message, blocks))
         if message.usage_metadata is not None:
-            own["usage_metadata"] = dict(message.usage_metadata)
+            own["usage_metadata"] = dict(_checked(message.usage_metadata, dict, "usage_metadata"))
     for name in _MESSAGE_FIELDS:
         value = getattr(message, name)
         if value:
-            own[name] = value
+            own[name] = _checked(value, _FIELD_TYPES[name], name)
     if message.id is None:
         own["id"] = None
     tool_call_id = None
@@ -139,6 +143,13 @@ def _from_one(message: BaseMessage) -> Message:
         is_error=is_error,
         extras={LANGCHAIN: own} if own else None,
     )
+
+
+def _checked(value: Any, kind: type, what: str) -> Any:
+    """``value`` when it is a ``kind``, as LangChain's own validation would have it."""
+    if not isinstance(value, kind):
+        raise InvalidMessageError(f"{what} must be a {kind.__name__}, not {type(value).__name__}")
+    return value
 
 
 def _keep_artifact(artifact: Any, own: dict[str, Any]) -> None:
@@ -184,7 +195,7 @@ def _role_of(message: BaseMessage) -> tuple[Role, dict[str, Any]]:
 def _blocks_of(content: str | list[str | dict[Any, Any]], own: dict[str, Any]) -> list[Block]:
     if isinstance(content, str):
         return [TextBlock(content)] if content else []
-    blocks = [_block_of(item) for item in content]
+    blocks = [_block_of(item) for item in _checked(content, list, "content")]
     if len(blocks) <= 1 and all(type(b) is TextBlock and not b.extras for b in blocks):
         # Read back, one bare text block (or none) would be string content.
         own["content"] = "blocks"
@@ -194,7 +205,7 @@ def _blocks_of(content: str | list[str | dict[Any, Any]], own: dict[str, Any]) -
 def _block_of(item: str | dict[Any, Any]) -> Block:
     if isinstance(item, str):
         return TextBlock(item, extras={LANGCHAIN: {"plain": True}})
-    kind = item.get("type")
+    kind = _checked(item, dict, "a content block").get("type")
     rest = {k: v for k, v in item.items() if k not in _BLOCK_META}
     extras = {LANGCHAIN: rest} if rest else {}
     try:
@@ -256,11 +267,12 @@ def _calls_of(message: AIMessage, blocks: Sequence[Block]) -> list[ToolCall]:
     """The tool calls of ``message`` that its content does not hold already, in order."""
     in_content = {b.id for b in blocks if isinstance(b, ToolCall)}
     calls: list[ToolCall] = []
-    for call in message.tool_calls:
-        if call.get("id") not in in_content:
+    for call in _checked(message.tool_calls, list, "tool_calls"):
+        call_id = _checked(call, dict, "a tool call").get("id")
+        if not isinstance(call_id, str) or call_id not in in_content:
             calls.append(_call_of(call))
-    for invalid in message.invalid_tool_calls:
-        if invalid.get("id") is None:
+    for invalid in _checked(message.invalid_tool_calls, list, "invalid_tool_calls"):
+        if _checked(invalid, dict, "an invalid tool call").get("id") is None:
             raise ConversionError("an invalid tool call without an id cannot be stored")
         calls.append(_call_of(invalid))
     return calls
@@ -283,15 +295,22 @@ def to_langchain(messages: Iterable[Message]) -> list[BaseMessage]:
         [HumanMessage(content='hi', ...), ToolMessage(content='oops', ..., status='error')]
 
     Raises:
-        ConversionError: a value that is not a :class:`~sqlmemory.Message`.
+        ConversionError: ``messages`` is not a list of :class:`~sqlmemory.Message`, or a
+            message whose ``extras["langchain"]`` LangChain refuses (an ``additional_kwargs``
+            that is no dict, say); the message names the index.
     """
+    if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
+        raise ConversionError(f"messages must be a list of messages, not {type(messages).__name__}")
     out: list[BaseMessage] = []
     for index, message in enumerate(messages):
         if not isinstance(message, Message):
             raise ConversionError(
                 f"message {index}: expected a sqlmemory Message, got {type(message).__name__}"
             )
-        out.append(_to_one(message))
+        try:
+            out.append(_to_one(message))
+        except (ValidationError, TypeError) as exc:  # LangChain's check, or its constructors'
+            raise ConversionError(f"message {index}: langchain refuses it: {exc}") from None
     return out
 
 
@@ -441,9 +460,19 @@ class SqlMemoryChatHistory(BaseChatMessageHistory):
         storage: a sync storage: :class:`~sqlmemory.SqlStorage` (or an
             :class:`~sqlmemory.InMemoryStorage`).
         policy: the window that :attr:`messages` reads; all messages when ``None``.
+
+    Raises:
+        TypeError: ``storage`` is not a sync sqlmemory storage (an
+            :class:`~sqlmemory.AsyncSqlStorage`, say).
     """
 
     def __init__(self, session_id: str, storage: Storage, *, policy: Policy | None = None) -> None:
+        load = getattr(storage, "load", None)
+        if not callable(load) or inspect.iscoroutinefunction(load):
+            raise TypeError(
+                "storage must be a sync sqlmemory storage (SqlStorage, InMemoryStorage), "
+                f"not {type(storage).__name__}"
+            )
         self.session_id = session_id
         self.storage = storage
         self.policy = policy

@@ -30,6 +30,7 @@ from sqlmemory.types import Message
 
 try:
     from agents.memory import SessionSettings
+    from pydantic import ValidationError
 except ImportError as exc:  # pragma: no cover - exercised by the extras check
     raise ImportError(
         "sqlmemory.integrations.openai_agents needs the OpenAI Agents SDK: "
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
 __all__ = ["SqlMemorySession"]
 
 T = TypeVar("T")
+
+_STORAGE_METHODS = ("load", "append", "pop", "clear")
 
 
 class _Newest:
@@ -100,6 +103,13 @@ class SqlMemorySession:
             application (it holds the connection pool).
         session_settings: the SDK's ``SessionSettings`` (or a dict of them): its ``limit``
             is how many of the newest items :meth:`get_items` returns by default.
+
+    Raises:
+        TypeError: a session id that is not a ``str``, a storage that is not a sqlmemory
+            storage, or ``session_settings`` that is neither ``SessionSettings``, a dict
+            of them nor ``None`` (or whose ``limit`` is not an int).
+        InvalidSessionIdError: a session id sqlmemory refuses (empty, padded, control
+            characters).
     """
 
     def __init__(
@@ -110,17 +120,18 @@ class SqlMemorySession:
         session_settings: SessionSettings | dict[str, Any] | None = None,
     ) -> None:
         self.session_id: str = check_session_id(session_id)
+        if not all(callable(getattr(storage, name, None)) for name in _STORAGE_METHODS):
+            raise TypeError(
+                f"storage must be a sqlmemory storage (AsyncSqlStorage or SqlStorage), "
+                f"not {type(storage).__name__}"
+            )
         self.storage = storage
         self._io: Any = (
             storage
             if inspect.iscoroutinefunction(storage.load)
             else _InThread(cast("Storage", storage))
         )
-        if isinstance(session_settings, dict):
-            session_settings = SessionSettings(**session_settings)
-        self.session_settings: SessionSettings | None = (
-            SessionSettings() if session_settings is None else session_settings
-        )
+        self.session_settings: SessionSettings | None = _settings(session_settings)
 
     @classmethod
     def from_url(
@@ -155,15 +166,20 @@ class SqlMemorySession:
         return f"SqlMemorySession({self.session_id!r}, {self.storage!r})"
 
     def _limit(self, limit: int | None) -> int | None:
-        if limit is not None:
-            return limit
-        return None if self.session_settings is None else self.session_settings.limit
+        if limit is None and self.session_settings is not None:
+            limit = self.session_settings.limit
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise TypeError(f"limit must be an int or None, not {type(limit).__name__}")
+        return limit
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The history's items, oldest first; with a limit, the newest ``limit`` of them.
 
         ``limit`` defaults to ``session_settings.limit``; zero or less gives ``[]``. A
         limited read is a tail read in SQL: its cost does not grow with the history.
+
+        Raises:
+            TypeError: a ``limit`` that is not an int (a ``bool``, a float, a string).
         """
         limit = self._limit(limit)
         if limit is None:
@@ -179,12 +195,12 @@ class SqlMemorySession:
         """Store ``items`` at the end of the history, in one transaction (all or none).
 
         Raises:
-            ConversionError: an item the Responses converter cannot read; nothing is
-                stored.
+            ConversionError: ``items`` is not a list of items, or holds an item the
+                Responses converter cannot read; nothing is stored.
         """
-        if not items:
-            return
-        await self._io.append(self.session_id, *from_openai_responses(items))
+        messages = from_openai_responses(items)
+        if messages:
+            await self._io.append(self.session_id, *messages)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item; ``None`` when the history is empty.
@@ -216,6 +232,25 @@ class SqlMemorySession:
     async def clear_session(self) -> None:
         """Delete every item of the session."""
         await self._io.clear(self.session_id)
+
+
+def _settings(value: SessionSettings | dict[str, Any] | None) -> SessionSettings:
+    """The session's settings: ``value``, made from a dict, or the SDK's defaults."""
+    if value is None:
+        return SessionSettings()
+    if isinstance(value, dict):
+        try:
+            value = SessionSettings(**value)
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"])
+            raise TypeError(f"session_settings {where}: {problem['msg']}") from None
+    if not isinstance(value, SessionSettings):
+        raise TypeError(
+            "session_settings must be a SessionSettings, a dict or None, "
+            f"not {type(value).__name__}"
+        )
+    return value
 
 
 class _InThread:

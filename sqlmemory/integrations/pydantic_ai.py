@@ -106,6 +106,8 @@ def from_pydantic_ai(messages: Iterable[ModelMessage]) -> list[Message]:
 
 def _from_one(message: dict[str, Any]) -> list[Message]:
     parts = message.pop("parts")
+    if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
+        raise InvalidMessageError("its parts are not a list of parts")
     if message.get("kind") == "response":
         return [_response(parts, message)]
     made = [_request_part(part) for part in parts] or [
@@ -141,7 +143,7 @@ def _request_part(part: dict[str, Any]) -> Message:
     kind = part.get("part_kind")
     try:
         if kind == "system-prompt":
-            return Message.system(part["content"], extras=_extras(_rest(part, "content")))
+            return Message.system(_text(part), extras=_extras(_rest(part, "content")))
         if kind == "user-prompt":
             return _user_prompt(part)
         if kind in ("tool-return", "retry-prompt") and part.get("tool_name") is not None:
@@ -153,15 +155,25 @@ def _request_part(part: dict[str, Any]) -> Message:
     return Message.user(OpaqueBlock(PYDANTIC_AI, part))
 
 
+def _text(part: Mapping[str, Any]) -> str:
+    """The text ``content`` of a part, which a changed part may lack."""
+    content = part.get("content")
+    if not isinstance(content, str):
+        raise InvalidMessageError(f"a {part.get('part_kind')} part's content is not a string")
+    return content
+
+
 def _extras(own: Mapping[str, Any]) -> dict[str, Any]:
     return {PYDANTIC_AI: {"part": own}}
 
 
 def _user_prompt(part: dict[str, Any]) -> Message:
-    content = part["content"]
+    content = part.get("content")
     rest = _rest(part, "content")
     if isinstance(content, str):
         return Message.user(content, extras=_extras(rest))
+    if not isinstance(content, list):
+        raise InvalidMessageError("a user prompt's content is neither a string nor a list")
     rest["content"] = "list"
     return Message.user([_user_item(item) for item in content], extras=_extras(rest))
 
@@ -208,7 +220,10 @@ def _tool_result(part: dict[str, Any]) -> Message:
     if isinstance(content, str):
         text = content
     else:
-        text = json.dumps(content, ensure_ascii=False)
+        try:
+            text = json.dumps(content, ensure_ascii=False)
+        except ValueError as exc:  # an int too long to write out, say
+            raise InvalidMessageError(f"a tool return's content is not JSON: {exc}") from None
         rest["content"] = content
     is_error = part["part_kind"] == "retry-prompt" or part.get("outcome") in _ERROR_OUTCOMES
     return Message.tool(part["tool_call_id"], text, is_error=is_error, extras=_extras(rest))
@@ -230,9 +245,9 @@ def _response(parts: list[dict[str, Any]], fields: dict[str, Any]) -> Message:
 def _response_block(part: dict[str, Any]) -> Block:
     kind = part.get("part_kind")
     if kind == "text":
-        return TextBlock(part["content"], extras={PYDANTIC_AI: _rest(part, "content")})
+        return TextBlock(_text(part), extras={PYDANTIC_AI: _rest(part, "content")})
     if kind == "thinking":
-        return ThinkingBlock(part["content"], extras={PYDANTIC_AI: _rest(part, "content")})
+        return ThinkingBlock(_text(part), extras={PYDANTIC_AI: _rest(part, "content")})
     if kind == "tool-call":
         return _tool_call(part)
     return OpaqueBlock(PYDANTIC_AI, part)
@@ -241,7 +256,9 @@ def _response_block(part: dict[str, Any]) -> Block:
 def _tool_call(part: dict[str, Any]) -> ToolCall:
     args = part.get("args")
     rest = _rest(part, "tool_call_id", "tool_name", "args")
-    call_id, name = part["tool_call_id"], part["tool_name"]
+    call_id, name = part.get("tool_call_id"), part.get("tool_name")
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise InvalidMessageError("a tool call needs a tool_call_id and a tool_name")
     if isinstance(args, str):
         return ToolCall(call_id, name, arguments_text=args, extras={PYDANTIC_AI: rest})
     if args is None:
@@ -270,9 +287,11 @@ def to_pydantic_ai(messages: Iterable[Message]) -> list[ModelMessage]:
         [('request', ['user-prompt']), ('response', ['tool-call']), ('request', ['tool-return'])]
 
     Raises:
-        ConversionError: a value that is not a :class:`~sqlmemory.Message`, or parts that
-            Pydantic AI refuses.
+        ConversionError: ``messages`` is not a list of :class:`~sqlmemory.Message`, or
+            parts that Pydantic AI refuses.
     """
+    if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
+        raise ConversionError(f"messages must be a list of messages, not {type(messages).__name__}")
     out: list[dict[str, Any]] = []
     request: dict[str, Any] | None = None
     names: dict[str, str] = {}
@@ -287,7 +306,7 @@ def to_pydantic_ai(messages: Iterable[Message]) -> list[ModelMessage]:
             out.append(_response_dict(message, own, names))
             continue
         if request is None or "request" in own:
-            request = {**_thaw(own.get("request", {"kind": "request"})), "parts": []}
+            request = {**_own_field(own, "request", {"kind": "request"}), "parts": []}
             out.append(request)
         part = _request_part_dict(message, own, names)
         if part is not None:
@@ -296,6 +315,12 @@ def to_pydantic_ai(messages: Iterable[Message]) -> list[ModelMessage]:
         return ModelMessagesTypeAdapter.validate_python(out)
     except ValidationError as exc:
         raise ConversionError(f"pydantic-ai refuses the messages: {exc}") from None
+
+
+def _own_field(own: Mapping[str, Any], key: str, default: dict[str, Any]) -> dict[str, Any]:
+    """``own[key]`` thawed, or ``default`` when it is missing or no mapping (hand-made extras)."""
+    value = own.get(key)
+    return _thaw(value) if isinstance(value, Mapping) else default
 
 
 def _thaw(value: Any) -> Any:
@@ -323,7 +348,7 @@ def _opaque(block: Block) -> dict[str, Any] | None:
 def _response_dict(
     message: Message, own: Mapping[str, Any], names: dict[str, str]
 ) -> dict[str, Any]:
-    response = _thaw(own.get("response", {"kind": "response"}))
+    response = _own_field(own, "response", {"kind": "response"})
     parts: list[dict[str, Any]] = []
     for block in message.content:
         part = _response_part(block)
@@ -358,7 +383,7 @@ def _response_part(block: Block) -> dict[str, Any] | None:
 def _request_part_dict(
     message: Message, own: Mapping[str, Any], names: Mapping[str, str]
 ) -> dict[str, Any] | None:
-    rest = _thaw(own.get("part", {}))
+    rest = _own_field(own, "part", {})
     role = message.role
     only = message.content[0] if len(message.content) == 1 else None
     if isinstance(only, OpaqueBlock) and "item" not in only.payload:

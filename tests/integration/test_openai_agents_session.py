@@ -426,3 +426,26 @@ async def test_from_url_rejects_a_url_it_cannot_use() -> None:
         SqlMemorySession.from_url("x", "oracle://app@db/app")
     with pytest.raises(ValueError, match="is not a database URL"):
         SqlMemorySession.from_url("x", "chat.db")
+
+
+async def test_any_sync_storage_runs_in_worker_threads() -> None:
+    # InMemoryStorage has no one-transaction pop: pop_item takes its two calls, each in a
+    # worker thread, and stores the other outputs of the response back.
+    from sqlmemory import InMemoryStorage
+
+    storage = InMemoryStorage()
+    session = SqlMemorySession("memory", storage)
+    outputs = [
+        {"role": "user", "content": "Go"},
+        {"id": "rs_1", "summary": [], "type": "reasoning"},
+        {"arguments": "{}", "call_id": "c1", "name": "f", "type": "function_call", "id": "fc_1"},
+    ]
+    await asyncio.gather(*(session.add_items([item]) for item in chat(5)))  # type: ignore[list-item]
+    assert sorted(i["content"] for i in await session.get_items()) == [
+        f"Message {i}" for i in range(5)
+    ]
+    await session.clear_session()
+    await session.add_items(outputs)  # type: ignore[arg-type]
+    assert await session.pop_item() == outputs[2]
+    assert await session.get_items(limit=2) == outputs[:2]
+    assert len(storage.load("memory")) == 2

@@ -30,61 +30,47 @@ def test_from_url_names_the_extra_for_a_missing_driver(
 # the driver is hidden, and the error is still the one naming the URL form, not the
 # missing module's. No server is needed (none listens on port 1).
 @pytest.mark.parametrize(
-    ("url", "driver", "form", "hidden"),
+    ("mode", "url", "driver", "form", "hidden"),
     [
-        ("sqlite:///x.db", "pysqlite", "sqlite+aiosqlite:///path/to/file.db", "sqlite3"),
+        ("async", "sqlite:///x.db", "pysqlite", "sqlite+aiosqlite:///path/to/file.db", "sqlite3"),
         (
+            "async",
             "postgresql+psycopg2://u:secret@127.0.0.1:1/d",
             "psycopg2",
             "postgresql+asyncpg://user:password@host:5432/database",
             "psycopg2",
         ),
         (
+            "async",
             "mysql+pymysql://u:secret@127.0.0.1:1/d",
             "pymysql",
             "mysql+aiomysql://user:password@host:3306/database",
             "pymysql",
         ),
         (
+            "async",
             "mysql://u@127.0.0.1:1/d",
             "mysqldb",
             "mysql+aiomysql://user:password@host:3306/database",
             "MySQLdb",
         ),
-    ],
-)
-def test_async_storage_refuses_a_sync_only_driver_naming_the_async_form(
-    url: str, driver: str, form: str, hidden: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from sqlmemory import AsyncSqlStorage
-
-    monkeypatch.setitem(sys.modules, hidden, None)
-    with pytest.raises(ValueError) as raised:
-        AsyncSqlStorage.from_url(url)
-    shown = url.replace(":secret@", ":***@")
-    assert str(raised.value) == (
-        f"{shown} selects the sync driver {driver!r}, which AsyncSqlStorage cannot use: "
-        f"AsyncSqlStorage takes URLs such as {form}, and SqlStorage takes this one"
-    )
-
-
-@pytest.mark.parametrize(
-    ("url", "driver", "form", "hidden"),
-    [
-        ("sqlite+aiosqlite:///x.db", "aiosqlite", "sqlite:///path/to/file.db", "aiosqlite"),
+        ("sync", "sqlite+aiosqlite:///x.db", "aiosqlite", "sqlite:///path/to/file.db", "aiosqlite"),
         (
+            "sync",
             "postgresql+asyncpg://u:secret@127.0.0.1:1/d",
             "asyncpg",
             "postgresql+psycopg://user:password@host:5432/database",
             "asyncpg",
         ),
         (
+            "sync",
             "postgresql+psycopg_async://u@127.0.0.1:1/d",
             "psycopg_async",
             "postgresql+psycopg://user:password@host:5432/database",
             "psycopg",
         ),
         (
+            "sync",
             "mariadb+aiomysql://u@127.0.0.1:1/d",
             "aiomysql",
             "mysql+pymysql://user:password@host:3306/database",
@@ -92,16 +78,22 @@ def test_async_storage_refuses_a_sync_only_driver_naming_the_async_form(
         ),
     ],
 )
-def test_sync_storage_refuses_an_async_only_driver_naming_the_sync_form(
-    url: str, driver: str, form: str, hidden: str, monkeypatch: pytest.MonkeyPatch
+def test_a_storage_refuses_a_driver_of_the_other_mode_naming_its_form(
+    mode: str, url: str, driver: str, form: str, hidden: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from sqlmemory import AsyncSqlStorage
+
+    wanted, other = (
+        (AsyncSqlStorage, SqlStorage) if mode == "async" else (SqlStorage, AsyncSqlStorage)
+    )
     monkeypatch.setitem(sys.modules, hidden, None)
     with pytest.raises(ValueError) as raised:
-        SqlStorage.from_url(url)
+        wanted.from_url(url)
     shown = url.replace(":secret@", ":***@")
     assert str(raised.value) == (
-        f"{shown} selects the async driver {driver!r}, which SqlStorage cannot use: "
-        f"SqlStorage takes URLs such as {form}, and AsyncSqlStorage takes this one"
+        f"{shown} selects the {'sync' if mode == 'async' else 'async'} driver {driver!r}, "
+        f"which {wanted.__name__} cannot use: {wanted.__name__} takes URLs such as {form}, "
+        f"and {other.__name__} takes this one"
     )
 
 
