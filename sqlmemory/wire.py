@@ -38,7 +38,13 @@ __all__ = [
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
-    """The JSON-ready form of ``message``: :meth:`Message.to_dict`."""
+    """The JSON-ready form of ``message``: :meth:`Message.to_dict`.
+
+    Raises:
+        TypeError: ``message`` is not a :class:`~sqlmemory.Message`.
+    """
+    if not isinstance(message, Message):
+        raise TypeError(f"message is a {type(message).__name__}, not a Message")
     return message.to_dict()
 
 
@@ -48,8 +54,19 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
 
 
 def messages_to_dicts(messages: Iterable[Message]) -> list[dict[str, Any]]:
-    """The JSON-ready form of each message."""
-    return [m.to_dict() for m in messages]
+    """The JSON-ready form of each message.
+
+    Raises:
+        TypeError: ``messages`` is not an iterable of :class:`~sqlmemory.Message`.
+    """
+    if isinstance(messages, (str, bytes, Message)) or not isinstance(messages, Iterable):
+        raise TypeError(f"messages must be an iterable of Message, not {type(messages).__name__}")
+    result = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Message):
+            raise TypeError(f"messages[{i}] is a {type(message).__name__}, not a Message")
+        result.append(message.to_dict())
+    return result
 
 
 def messages_from_dicts(items: Iterable[Mapping[str, Any]]) -> list[Message]:
@@ -58,8 +75,8 @@ def messages_from_dicts(items: Iterable[Mapping[str, Any]]) -> list[Message]:
     Raises:
         InvalidMessageError: ``items`` is not an array, or an item is malformed.
     """
-    if isinstance(items, (str, bytes, Mapping)):
-        raise InvalidMessageError("messages must be a JSON array")
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        raise InvalidMessageError(f"messages must be a JSON array, not {type(items).__name__}")
     result = []
     for i, item in enumerate(items):
         try:

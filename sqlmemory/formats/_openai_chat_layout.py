@@ -15,7 +15,7 @@ Pure Python; no SDK.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats._common import where
@@ -83,12 +83,19 @@ def arrange(
     """The provider's object: ``values`` in ``order``, then the saved ``fields``, in the saved
     key order when it names exactly these keys."""
     out = {key: values[key] for key in order if key in values}
+    if not isinstance(saved, Mapping):  # extras written by hand: nothing saved to use
+        return out
     fields = saved.get("fields")
     if isinstance(fields, Mapping):
         for key, value in fields.items():
             if key not in out:
                 out[key] = thaw_json(value)
     keys = saved.get("keys")
-    if isinstance(keys, Sequence) and len(keys) == len(out) and set(keys) == set(out):
+    if _names(keys) and len(keys) == len(out) and set(keys) == set(out):
         return {key: out[key] for key in keys}
     return out
+
+
+def _names(keys: Any) -> TypeGuard[Sequence[str]]:
+    """Whether a saved key order is a list of strings (not a hand-written stand-in)."""
+    return isinstance(keys, Sequence) and all(isinstance(key, str) for key in keys)

@@ -26,6 +26,7 @@ from sqlmemory.types import (
     TextBlock,
     ToolCall,
 )
+from sqlmemory.types._fields import shown
 
 __all__ = [
     "CALL_ORDER",
@@ -108,7 +109,7 @@ class Reader:
         role = item.get("role")
         if not isinstance(role, str) or role not in _ROLES:
             raise ConversionError(
-                f"{where(index, 'role')}: {role!r} is not one of {sorted(_ROLES)}"
+                f"{where(index, 'role')}: {shown(role)} is not one of {sorted(_ROLES)}"
             )
         try:
             if role == "assistant":
@@ -229,7 +230,7 @@ class Reader:
         kind = part.get("type")
         if kind not in allowed:
             raise ConversionError(
-                f"{where(index, field + '.type')}: {kind!r} is not a content part here "
+                f"{where(index, field + '.type')}: {shown(kind)} is not a content part here "
                 f"(one of {', '.join(allowed)})"
             )
         if kind == "text" or kind == "refusal":
@@ -255,7 +256,9 @@ class Reader:
             if not isinstance(call_id, str) or not call_id:
                 raise ConversionError(f"{where(index, field + '.id')}: expected a non-empty string")
             if call_id in seen:
-                raise ConversionError(f"{where(index, field + '.id')}: {call_id!r} is repeated")
+                raise ConversionError(
+                    f"{where(index, field + '.id')}: {shown(call_id)} is repeated"
+                )
             seen.add(call_id)
             kind = call.get("type")
             if kind == "function":
@@ -264,7 +267,7 @@ class Reader:
                 found.append(_call(call, call_id, "custom", CUSTOM_ORDER, index, field))
             else:
                 raise ConversionError(
-                    f"{where(index, field + '.type')}: {kind!r} is not 'function' or 'custom'"
+                    f"{where(index, field + '.type')}: {shown(kind)} is not 'function' or 'custom'"
                 )
         return found
 
@@ -318,7 +321,7 @@ def _image(part: Mapping[str, Any], index: int, field: str) -> Block:
     detail = inner.get("detail")
     if "detail" in inner and detail not in DETAILS:
         raise ConversionError(
-            f"{where(index, inner_field + '.detail')}: {detail!r} is not one of "
+            f"{where(index, inner_field + '.detail')}: {shown(detail)} is not one of "
             + ", ".join(DETAILS)
         )
     try:

@@ -112,9 +112,9 @@ def part_to_block(part: Any, index: int, field: str) -> Block:
     if kind in _TEXT_TYPES:
         # Text is built once, with its shell: its fields are known from the part alone.
         key = "refusal" if kind == "refusal" else "text"
-        text = check_str(_text(part, key, index, field), "TextBlock.text")
-        shell = split(part, {key: text}, _SDK_ORDER[kind], keep=("type",))
         try:
+            text = check_str(_text(part, key, index, field), "TextBlock.text")
+            shell = split(part, {key: text}, _SDK_ORDER[kind], keep=("type",))
             block: Block | None = TextBlock(text, extras={OPENAI_RESPONSES: {PART: shell}})
         except InvalidMessageError as exc:
             raise ConversionError(f"{where(index, field)}: {exc}") from None

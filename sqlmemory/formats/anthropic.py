@@ -32,6 +32,7 @@ from sqlmemory.types import (
     ThinkingBlock,
     ToolCall,
 )
+from sqlmemory.types._fields import shown
 from sqlmemory.types._json import thaw_json
 
 __all__ = ["from_anthropic", "to_anthropic"]
@@ -169,7 +170,7 @@ def _read_turn(data: Any, before: list[Message]) -> list[Message]:
         return _read_response(data)
     role = data.get("role")
     if role not in ("user", "assistant", "system"):
-        raise _Fault("role", f"expected 'user', 'assistant' or 'system', got {role!r}")
+        raise _Fault("role", f"expected 'user', 'assistant' or 'system', got {shown(role)}")
     if "content" not in data:
         raise _Fault("content", "is missing")
     own = _turn_notes(data)
@@ -269,7 +270,10 @@ def _with_turn_notes(messages: list[Message], own: dict[str, Any], single: bool)
 def _with_notes(message: Message, notes: Mapping[str, Any]) -> Message:
     own = {**format_extras(message.extras, ANTHROPIC), **notes}
     extras = {**message.extras, ANTHROPIC: own}
-    return dataclasses.replace(message, extras=extras)
+    try:  # the turn's own keys are checked here: a value JSON cannot hold is refused
+        return dataclasses.replace(message, extras=extras)
+    except InvalidMessageError as exc:
+        raise _Fault("", str(exc)) from None
 
 
 def _plain_block(item: Any, field: str) -> Mapping[str, Any]:
@@ -281,7 +285,7 @@ def _plain_block(item: Any, field: str) -> Mapping[str, Any]:
         raise _Fault(field, f"expected a block, got {type(block).__name__}")
     kind = block.get("type")
     if not isinstance(kind, str) or not kind:
-        raise _Fault(f"{field}.type", f"expected a block type, got {kind!r}")
+        raise _Fault(f"{field}.type", f"expected a block type, got {shown(kind)}")
     return block
 
 
@@ -370,7 +374,7 @@ def _source_of(block: Mapping[str, Any], field: str) -> tuple[Mapping[str, Any],
         raise _Fault(f"{field}.source", f"expected an object, got {type(source).__name__}")
     kind = source.get("type")
     if not isinstance(kind, str):
-        raise _Fault(f"{field}.source.type", f"expected a source type, got {kind!r}")
+        raise _Fault(f"{field}.source.type", f"expected a source type, got {shown(kind)}")
     return source, kind
 
 
@@ -393,10 +397,17 @@ def _source_fields(
     if unknown:
         own[_SOURCE] = unknown
     if kind == "text":
-        fields["data"] = fields["data"].encode("utf-8")
+        fields["data"] = _utf8(fields["data"], f"{where_}.data")
     elif kind == "base64":
         fields["data"] = _b64_decode(fields["data"], f"{where_}.data", own)
     return fields
+
+
+def _utf8(text: str, field: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _Fault(field, f"holds a lone surrogate at index {exc.start}") from None
 
 
 def _b64_decode(text: str, field: str, own: dict[str, Any]) -> bytes:
@@ -444,7 +455,7 @@ def _read_tool_result(block: Mapping[str, Any], field: str) -> Message:
         own["is_error"] = False
     content: Any = block.get("content", [])
     if isinstance(content, str):
-        blocks: list[Block] = [TextBlock(content)]
+        blocks: list[Block] = [_build(lambda: TextBlock(content), f"{field}.content")]
     else:
         items = _content_list(content) if "content" in block else []
         blocks = [_read_block(b, f"{field}.content[{j}]") for j, b in enumerate(items)]
@@ -679,7 +690,7 @@ def _new_turn(message: Message) -> dict[str, Any] | None:
         stringable = _stringable(list(message.content)) and not _own(message).get(_LIST)
         content = blocks[0]["text"] if stringable and len(blocks) == 1 else blocks
     own = _own(message)
-    turn: dict[str, Any] = {"role": role, "content": content, **thaw_json(own.get(_TURN, {}))}
+    turn: dict[str, Any] = {"role": role, "content": content, **_noted_fields(own, _TURN)}
     return _reordered(turn, own.get(_TURN_ORDER))
 
 
@@ -769,10 +780,16 @@ def _with_fields(out: dict[str, Any], own: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _noted_fields(own: Mapping[str, Any], note: str) -> dict[str, Any]:
+    """The provider fields kept under ``note``; none if it is not a mapping (hand-written)."""
+    fields = own.get(note)
+    return thaw_json(fields) if isinstance(fields, Mapping) else {}
+
+
 def _reordered(out: dict[str, Any], order: Any) -> dict[str, Any]:
-    if not order:
+    if not order or not isinstance(order, Sequence):  # no note, or one not written here
         return out
-    ordered = {key: out[key] for key in order if key in out}
+    ordered = {key: out[key] for key in order if isinstance(key, str) and key in out}
     ordered.update(out)
     return ordered
 
@@ -822,7 +839,7 @@ def _write_source(block: ImageBlock | DocumentBlock, own: Mapping[str, Any]) -> 
         source = {"type": "url", "url": block.url}
     else:
         source = {"type": "file", "file_id": block.file_id}
-    source.update(thaw_json(own.get(_SOURCE, {})))
+    source.update(_noted_fields(own, _SOURCE))
     return _reordered(source, own.get(_SOURCE_ORDER))
 
 

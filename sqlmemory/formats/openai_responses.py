@@ -39,6 +39,7 @@ from sqlmemory.types import (
     ThinkingBlock,
     ToolCall,
 )
+from sqlmemory.types._fields import shown
 from sqlmemory.types._json import EMPTY, FrozenDict, check_str, thaw_json
 
 __all__ = ["from_openai_responses", "to_openai_responses"]
@@ -171,9 +172,9 @@ class _Reader:
                 self._add(_assistant_message(item, index), index)
                 return
             if not isinstance(role, str) or role not in _INPUT_ROLES:
-                # Not repr() of any value: an int of 5,000 digits has none.
-                shown = repr(role) if isinstance(role, str) else f"a {type(role).__name__}"
-                raise ConversionError(f"{where(index, 'role')}: {shown} is not a message role")
+                raise ConversionError(
+                    f"{where(index, 'role')}: {shown(role)} is not a message role"
+                )
             self._flush()
             self.messages.append(_input_message(item, _INPUT_ROLES[role], index))
             return

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NoReturn, SupportsIndex
 
 from sqlmemory.errors import InvalidMessageError
+from sqlmemory.types._fields import shown
 
 __all__ = [
     "EMPTY",
@@ -147,9 +148,9 @@ def _freeze_checked(value: Any, what: str, depth: int = 0) -> Any:
         frozen: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise InvalidMessageError(f"{what} has a non-string key {key!r}")
+                raise InvalidMessageError(f"{what} has a non-string key {shown(key)}")
             check_str(key, f"{what} key")
-            frozen[key] = _freeze_checked(item, f"{what}[{key!r}]", depth + 1)
+            frozen[key] = _freeze_checked(item, f"{what}[{shown(key)}]", depth + 1)
         return _frozen_dict(frozen)
     if isinstance(value, (list, tuple)):
         return FrozenList(

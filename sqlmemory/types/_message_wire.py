@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from sqlmemory.errors import InvalidMessageError
-from sqlmemory.types._fields import check_keys, optional_field, required_field
+from sqlmemory.types._fields import check_keys, optional_field, required_field, shown
 from sqlmemory.types.calls import ToolCall
 from sqlmemory.types.content import block_from_dict
 
@@ -54,7 +54,7 @@ def message_from_dict(cls: Callable[..., MessageT], data: Mapping[str, Any]) -> 
     check_keys(data, _KEYS, "message")
     version = data.get("v", READ_VERSIONS[-1])
     if type(version) is not int or version not in READ_VERSIONS:
-        raise InvalidMessageError(f"message.v {version!r} is not a supported version")
+        raise InvalidMessageError(f"message.v {shown(version)} is not a supported version")
     content = required_field(data, "content", "message", list)
     calls = optional_field(data, "tool_calls", "message", list) or []
     blocks = [block_from_dict(b, f"message.content[{i}]") for i, b in enumerate(content)]

@@ -12,7 +12,7 @@ import urllib.parse
 from typing import Any
 
 from sqlmemory.errors import InvalidMessageError
-from sqlmemory.types._fields import b64_decode
+from sqlmemory.types._fields import b64_decode, shown
 from sqlmemory.types._json import check_str
 
 __all__ = ["MAX_FILE_ID_LENGTH", "check_source", "parse_data_url"]
@@ -48,8 +48,8 @@ def _check_url(block: Any, name: str) -> None:
         data, media_type = parse_data_url(url, f"{name}.url")
         if block.media_type is not None and block.media_type != media_type:
             raise InvalidMessageError(
-                f"{name}.media_type {block.media_type!r} differs from the data: URL's "
-                f"{media_type!r}"
+                f"{name}.media_type {shown(block.media_type)} differs from the data: URL's "
+                f"{shown(media_type)}"
             )
         object.__setattr__(block, "data", data)
         object.__setattr__(block, "media_type", media_type)
@@ -74,7 +74,7 @@ def check_source(block: Any, name: str, media_types: frozenset[str]) -> None:
     media_type = block.media_type
     if media_type is not None and media_type not in media_types:
         raise InvalidMessageError(
-            f"{name}.media_type {media_type!r} is not one of {sorted(media_types)}"
+            f"{name}.media_type {shown(media_type)} is not one of {sorted(media_types)}"
         )
     data = block.data
     if data is None:

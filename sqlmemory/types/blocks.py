@@ -20,6 +20,7 @@ from sqlmemory.types._fields import (
     check_keys,
     optional_field,
     required_field,
+    shown,
 )
 from sqlmemory.types._images import image_magic_matches, image_size
 from sqlmemory.types._json import EMPTY, FrozenDict, check_str, freeze_mapping, thaw_json
@@ -180,7 +181,7 @@ class ImageBlock:
         check_source(self, "ImageBlock", IMAGE_MEDIA_TYPES)
         if self.detail is not None and self.detail not in IMAGE_DETAILS:
             raise InvalidMessageError(
-                f"ImageBlock.detail {self.detail!r} is not one of {sorted(IMAGE_DETAILS)}"
+                f"ImageBlock.detail {shown(self.detail)} is not one of {sorted(IMAGE_DETAILS)}"
             )
         for name in ("width", "height"):
             value = getattr(self, name)

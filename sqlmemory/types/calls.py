@@ -13,7 +13,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar, Literal
 
 from sqlmemory.errors import InvalidMessageError
-from sqlmemory.types._fields import check_keys, optional_field, required_field
+from sqlmemory.types._fields import check_keys, optional_field, required_field, shown
 from sqlmemory.types._json import (
     EMPTY,
     FrozenDict,
@@ -140,7 +140,7 @@ class ToolCall:
         check_keys(data, _KEYS, where)
         kind = data.get("kind", "tool_call")
         if kind != "tool_call":
-            raise InvalidMessageError(f"{where}.kind {kind!r} is not 'tool_call'")
+            raise InvalidMessageError(f"{where}.kind {shown(kind)} is not 'tool_call'")
         try:
             return cls(
                 required_field(data, "id", where, str),

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Union
 
 from sqlmemory.errors import InvalidMessageError
-from sqlmemory.types._fields import required_field
+from sqlmemory.types._fields import required_field, shown
 from sqlmemory.types.blocks import (
     DocumentBlock,
     ImageBlock,
@@ -50,7 +50,7 @@ def block_from_dict(data: Any, where: str = "block") -> Block:
     kind = required_field(data, "kind", where, str)
     cls = _BLOCKS_BY_KIND.get(kind)
     if cls is None:
-        raise InvalidMessageError(f"{where}.kind {kind!r} is not a block kind")
+        raise InvalidMessageError(f"{where}.kind {shown(kind)} is not a block kind")
     try:
         return cls.from_dict(data, where)
     except InvalidMessageError as exc:

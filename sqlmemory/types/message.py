@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any, Union
 
 from sqlmemory.errors import InvalidMessageError
+from sqlmemory.types._fields import shown
 from sqlmemory.types._json import EMPTY, freeze_mapping, thaw_json
 from sqlmemory.types.blocks import TextBlock, b64_of, check_id, data_sha256
 from sqlmemory.types.calls import OpaqueBlock, ToolCall
@@ -214,7 +215,7 @@ class Message:
             role if isinstance(role, Role) else _ROLES.get(role) if isinstance(role, str) else None
         )
         if found is None:
-            raise InvalidMessageError(f"Message.role: unknown role {role!r}")
+            raise InvalidMessageError(f"Message.role: unknown role {shown(role)}")
         blocks = _with_calls(_to_blocks(content, "Message.content"), tool_calls)
         setattr_ = object.__setattr__
         setattr_(self, "role", found)
