@@ -98,20 +98,35 @@ def parse_url(url: str | URL) -> URL:
         ValueError: 'chat.db' is not a database URL; sqlmemory uses URLs such as sqlite:///...
 
     Raises:
-        ValueError: ``url`` does not parse; the message shows the supported URL forms.
+        ValueError: ``url`` does not parse, or holds a NUL character (no driver takes one;
+            SQLite's would refuse it only at the first connection); the message shows the
+            supported URL forms.
         TypeError: ``url`` is neither a string nor a ``URL``.
     """
     if isinstance(url, URL):
-        return url
-    if not isinstance(url, str):
+        parsed = url
+    elif not isinstance(url, str):
         raise TypeError(f"a database URL must be a str, not {type(url).__name__}")
-    try:
-        return make_url(url)
-    except (ArgumentError, ValueError) as exc:  # a bad port escapes as a bare ValueError
-        detail = "" if "Could not parse" in str(exc) else f" ({exc})"
-        raise ValueError(
-            f"{redact(url)!r} is not a database URL{detail}; sqlmemory uses URLs such as {_forms()}"
-        ) from None
+    else:
+        try:
+            parsed = make_url(url)
+        except (ArgumentError, ValueError) as exc:  # a bad port escapes as a bare ValueError
+            detail = "" if "Could not parse" in str(exc) else f" ({exc})"
+            raise ValueError(_not_a_url(url, detail)) from None
+    if _holds_nul(parsed):
+        raise ValueError(_not_a_url(url, " (it holds a NUL character)"))
+    return parsed
+
+
+def _holds_nul(url: URL) -> bool:
+    parts = [url.username, url.password, url.host, url.database]
+    for value in url.query.values():
+        parts += [value] if isinstance(value, str) else list(value)
+    return any("\x00" in str(part) for part in parts if part is not None)
+
+
+def _not_a_url(url: str | URL, detail: str) -> str:
+    return f"{redact(url)!r} is not a database URL{detail}; sqlmemory uses URLs such as {_forms()}"
 
 
 def _unsupported(url: URL) -> ValueError:

@@ -426,6 +426,8 @@ async def test_from_url_rejects_a_url_it_cannot_use() -> None:
         SqlMemorySession.from_url("x", "oracle://app@db/app")
     with pytest.raises(ValueError, match="is not a database URL"):
         SqlMemorySession.from_url("x", "chat.db")
+    with pytest.raises(ValueError, match="holds a NUL character"):
+        SqlMemorySession.from_url("x", "sqlite:///\x00")
 
 
 async def test_any_sync_storage_runs_in_worker_threads() -> None:

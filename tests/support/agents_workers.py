@@ -59,16 +59,27 @@ async def _work(
         ready.put(("ready", name))
         if not await asyncio.to_thread(go.wait, 120):
             raise TimeoutError("no go signal")
-        popped: list[str] = []
-        for n in range(pops or ADDS):
-            if not pops:
+        if not pops:
+            for n in range(ADDS):
                 await session.add_items(response(name, n))  # type: ignore[arg-type]
-                continue
-            item = await session.pop_item()
-            if item is not None:
-                popped.append(item_key(item))  # type: ignore[arg-type]
-        return popped
+            return []
+        return await _pop(session, pops)
     finally:
         closed = storage.close()
         if closed is not None:
             await closed
+
+
+async def _pop(session: Any, pops: int) -> list[str]:
+    """Pop ``pops`` items, waiting for the adders when the session is empty."""
+    popped: list[str] = []
+    deadline = asyncio.get_running_loop().time() + 60
+    while len(popped) < pops:
+        item = await session.pop_item()
+        if item is not None:
+            popped.append(item_key(item))
+        elif asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"the session stayed empty after {len(popped)} pops")
+        else:
+            await asyncio.sleep(0.005)
+    return popped

@@ -150,3 +150,13 @@ def test_an_engine_of_the_other_class_is_a_type_error_naming_the_storage() -> No
     assert str(raised.value) == (
         "SqlStorage takes an Engine, not 'str'; SqlStorage.from_url takes a URL"
     )
+
+
+@pytest.mark.parametrize("storage", ["SqlStorage", "AsyncSqlStorage"])
+def test_a_url_holding_nul_is_refused_before_any_engine(storage: str) -> None:
+    import sqlmemory
+
+    kind = getattr(sqlmemory, storage)
+    url = "sqlite:///chat\x00.db" if storage == "SqlStorage" else "sqlite+aiosqlite:///\x00"
+    with pytest.raises(ValueError, match=r"is not a database URL \(it holds a NUL character\)"):
+        kind.from_url(url)

@@ -23,6 +23,8 @@ from sqlmemory import migrate
         ("postgresql://u:secret@h:port/d", "'postgresql://u:***@h:port/d' is not a database URL"),
         ("oracle://u@h/d", "does not support the database 'oracle'"),
         ("postgresql+nosuch://u@h/d", "unknown driver 'nosuch'"),
+        ("sqlite:///chat\x00.db", "is not a database URL (it holds a NUL character)"),
+        ("postgresql+psycopg://u:secret@h/d?application_name=\x00", "holds a NUL character"),
     ],
 )
 def test_a_bad_url_is_a_value_error_naming_the_forms(
