@@ -91,14 +91,18 @@ def plain(item: Any, index: int) -> Any:
     )
 
 
-def items_of(items: Iterable[Any], what: str) -> list[Any]:
-    """``items`` as a list; a single mapping or a string, given by mistake, is refused.
+def items_of(
+    items: Iterable[Any], what: str, *, single: tuple[type, ...] = (), noun: str = "items"
+) -> list[Any]:
+    """``items`` as a list; a single mapping or a string (or one of ``single``: a lone
+    message), given by mistake, is refused.
 
     Raises:
-        ConversionError: ``items`` is a mapping, a string or not iterable.
+        ConversionError: ``items`` is a mapping, a string, one of ``single`` or not
+            iterable; the message says ``what`` must be a list of ``noun``.
     """
-    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
-        raise ConversionError(f"{what} must be a list of items, not {type(items).__name__}")
+    if isinstance(items, (str, bytes, Mapping, *single)) or not isinstance(items, Iterable):
+        raise ConversionError(f"{what} must be a list of {noun}, not {type(items).__name__}")
     return list(items)
 
 

@@ -29,6 +29,7 @@ from typing import Any
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats import DroppedContentWarning
+from sqlmemory.formats._common import items_of
 from sqlmemory.policy import Policy
 from sqlmemory.storage import Storage
 from sqlmemory.types import (
@@ -96,10 +97,7 @@ def from_langchain(messages: Iterable[BaseMessage]) -> list[Message]:
             (content that is neither a string nor a list of strings and dicts), or an
             empty message; the message names the index.
     """
-    if isinstance(messages, (str, bytes, Mapping, BaseMessage)) or not isinstance(
-        messages, Iterable
-    ):
-        raise ConversionError(f"messages must be a list of messages, not {type(messages).__name__}")
+    messages = items_of(messages, "messages", single=(BaseMessage,), noun="messages")
     out: list[Message] = []
     for index, message in enumerate(messages):
         if not isinstance(message, BaseMessage):
@@ -300,8 +298,7 @@ def to_langchain(messages: Iterable[Message]) -> list[BaseMessage]:
             message whose ``extras["langchain"]`` LangChain refuses (an ``additional_kwargs``
             that is no dict, say); the message names the index.
     """
-    if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
-        raise ConversionError(f"messages must be a list of messages, not {type(messages).__name__}")
+    messages = items_of(messages, "messages", single=(Message,), noun="messages")
     out: list[BaseMessage] = []
     for index, message in enumerate(messages):
         if not isinstance(message, Message):

@@ -29,6 +29,7 @@ from typing import Any
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats import DroppedContentWarning
+from sqlmemory.formats._common import items_of
 from sqlmemory.types import (
     Block,
     DocumentBlock,
@@ -40,6 +41,7 @@ from sqlmemory.types import (
     ThinkingBlock,
     ToolCall,
 )
+from sqlmemory.types._json import thaw_json
 
 try:
     from pydantic import ValidationError
@@ -82,9 +84,7 @@ def from_pydantic_ai(messages: Iterable[ModelMessage]) -> list[Message]:
         ConversionError: a value that is not a ``ModelMessage`` list; the message names
             the index.
     """
-    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
-        raise ConversionError(f"messages must be a list of messages, not {type(messages).__name__}")
-    history = list(messages)
+    history = items_of(messages, "messages", noun="messages")
     for index, item in enumerate(history):
         if not isinstance(item, (ModelRequest, ModelResponse)):
             raise ConversionError(
@@ -290,8 +290,7 @@ def to_pydantic_ai(messages: Iterable[Message]) -> list[ModelMessage]:
         ConversionError: ``messages`` is not a list of :class:`~sqlmemory.Message`, or
             parts that Pydantic AI refuses.
     """
-    if isinstance(messages, (str, bytes, Mapping, Message)) or not isinstance(messages, Iterable):
-        raise ConversionError(f"messages must be a list of messages, not {type(messages).__name__}")
+    messages = items_of(messages, "messages", single=(Message,), noun="messages")
     out: list[dict[str, Any]] = []
     request: dict[str, Any] | None = None
     names: dict[str, str] = {}
@@ -320,15 +319,7 @@ def to_pydantic_ai(messages: Iterable[Message]) -> list[ModelMessage]:
 def _own_field(own: Mapping[str, Any], key: str, default: dict[str, Any]) -> dict[str, Any]:
     """``own[key]`` thawed, or ``default`` when it is missing or no mapping (hand-made extras)."""
     value = own.get(key)
-    return _thaw(value) if isinstance(value, Mapping) else default
-
-
-def _thaw(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _thaw(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_thaw(v) for v in value]
-    return value
+    return thaw_json(value) if isinstance(value, Mapping) else default
 
 
 def _opaque(block: Block) -> dict[str, Any] | None:
@@ -336,7 +327,7 @@ def _opaque(block: Block) -> dict[str, Any] | None:
     if isinstance(block, OpaqueBlock) and block.provider == PYDANTIC_AI:
         if block.payload == _NO_PARTS:
             return None
-        payload: dict[str, Any] = _thaw(block.payload)
+        payload: dict[str, Any] = thaw_json(block.payload)
         return payload
     what = f"a {block.provider} item" if isinstance(block, OpaqueBlock) else f"a {block.kind} block"
     warnings.warn(
@@ -360,7 +351,7 @@ def _response_dict(
 
 
 def _response_part(block: Block) -> dict[str, Any] | None:
-    rest = _thaw(_own(block.extras))
+    rest = thaw_json(_own(block.extras))
     if isinstance(block, TextBlock):
         return {"part_kind": "text", **rest, "content": block.text}
     if isinstance(block, ThinkingBlock):
@@ -369,7 +360,7 @@ def _response_part(block: Block) -> dict[str, Any] | None:
     if isinstance(block, ToolCall):
         args: Any = block.arguments_text
         if args is None:
-            args = rest.pop("args") if "args" in rest else _thaw(block.arguments)
+            args = rest.pop("args") if "args" in rest else thaw_json(block.arguments)
         return {
             "part_kind": "tool-call",
             **rest,
@@ -420,12 +411,12 @@ def _user_content(block: Block) -> Any:
     if isinstance(block, TextBlock):
         return block.text
     if isinstance(block, (ImageBlock, DocumentBlock)):
-        rest = _thaw(_own(block.extras))
+        rest = thaw_json(_own(block.extras))
         if block.data is not None:
             return {"kind": "binary", **rest, "data": block.data, "media_type": block.media_type}
         if block.url is not None:
             kind = "image-url" if isinstance(block, ImageBlock) else "document-url"
             return {"kind": kind, **rest, "url": block.url}
     if isinstance(block, OpaqueBlock) and block.provider == PYDANTIC_AI:
-        return _thaw(block.payload).get("item")
+        return thaw_json(block.payload).get("item")
     return _opaque(block)

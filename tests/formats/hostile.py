@@ -175,18 +175,21 @@ HOSTILE: list[Any] = [
 """Anything a caller might pass by mistake, or an attacker on purpose."""
 
 
+LEAVES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=8),
+    st.binary(max_size=4),
+)
+"""Small atoms, JSON's and bytes: the leaves of random junk."""
+
+
 def hostile_values(pool: list[Any]) -> st.SearchStrategy[Any]:
     """A value of ``pool``, a generator of one, or a small random JSON-ish value."""
-    leaves = st.one_of(
-        st.none(),
-        st.booleans(),
-        st.integers(),
-        st.floats(),
-        st.text(max_size=8),
-        st.binary(max_size=4),
-    )
     junk = st.recursive(
-        leaves,
+        LEAVES,
         lambda inner: (
             st.lists(inner, max_size=3)
             | st.tuples(inner)
