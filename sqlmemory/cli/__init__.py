@@ -23,9 +23,9 @@ from typing import Any
 
 import click
 
-from sqlmemory.cli._common import DEFAULT_URL, PROG, URL_ENV, Command
+from sqlmemory.cli._command import DEFAULT_URL, PROG, URL_ENV, Command
 from sqlmemory.cli.demo import demo
-from sqlmemory.cli.schema import check, current, downgrade, migrate
+from sqlmemory.cli.schema_commands import check, current, downgrade, migrate
 from sqlmemory.cli.sessions import delete, prune, sessions, show
 from sqlmemory.cli.transfer import export, import_
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from sqlmemory._urls import redact
-from sqlmemory.cli._common import Command, open_engine, open_storage, url_option
+from sqlmemory.cli._command import Command, open_engine, open_storage, url_option
 from sqlmemory.cli.render import Shown, message_columns, table
 
 if TYPE_CHECKING:

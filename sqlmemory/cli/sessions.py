@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from sqlmemory._urls import redact
-from sqlmemory.cli._common import CliError, Command, open_storage, url_option
+from sqlmemory.cli._command import CliError, Command, open_storage, url_option
 from sqlmemory.cli.durations import duration_callback
 from sqlmemory.cli.render import Column, Shown, count, message_columns, table
 from sqlmemory.storage.records import MAX_PAGE_LIMIT, SessionInfo

@@ -32,7 +32,7 @@ from typing import IO, TYPE_CHECKING, Any
 import click
 
 from sqlmemory._urls import redact
-from sqlmemory.cli._common import CliError, Command, open_storage, url_option
+from sqlmemory.cli._command import CliError, Command, open_storage, url_option
 from sqlmemory.cli.render import count
 from sqlmemory.cli.sessions import require_sessions
 

@@ -18,7 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, TypeGuard
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
-from sqlmemory.formats._common import where
+from sqlmemory.formats._converting import where
 from sqlmemory.types._json import freeze_json, thaw_json
 
 __all__ = ["arrange", "checked_json", "layout", "plain_object"]

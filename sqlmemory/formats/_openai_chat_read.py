@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
-from sqlmemory.formats._common import OPENAI_CHAT, plain, where
+from sqlmemory.formats._converting import OPENAI_CHAT, plain, where
 from sqlmemory.formats._openai_chat_layout import checked_json, layout, plain_object
 from sqlmemory.types import (
     Block,

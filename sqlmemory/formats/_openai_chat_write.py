@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlmemory.formats._common import OPENAI_CHAT, format_extras
+from sqlmemory.formats._converting import OPENAI_CHAT, format_extras
 from sqlmemory.formats._openai_chat_layout import arrange
 from sqlmemory.formats._openai_chat_read import (
     CALL_ORDER,

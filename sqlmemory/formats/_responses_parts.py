@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
-from sqlmemory.formats._common import OPENAI_RESPONSES, format_extras, where
+from sqlmemory.formats._converting import OPENAI_RESPONSES, format_extras, where
 from sqlmemory.formats._shells import merge, same, split
 from sqlmemory.types import Block, DocumentBlock, ImageBlock, OpaqueBlock, TextBlock
 from sqlmemory.types._fields import b64_encode

@@ -19,7 +19,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
-from sqlmemory.formats._common import ANTHROPIC, format_extras, items_of, plain, warn_dropped, where
+from sqlmemory.formats._converting import (
+    ANTHROPIC,
+    format_extras,
+    items_of,
+    plain,
+    warn_dropped,
+    where,
+)
 from sqlmemory.types import (
     Block,
     DocumentBlock,

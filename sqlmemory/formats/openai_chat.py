@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from sqlmemory.formats._common import OPENAI_CHAT, DroppedContentWarning, items_of
+from sqlmemory.formats._converting import OPENAI_CHAT, DroppedContentWarning, items_of
 from sqlmemory.formats._openai_chat_read import Reader
 from sqlmemory.formats._openai_chat_write import Writer
 from sqlmemory.types import Message

@@ -18,7 +18,7 @@ from typing import Any, TypeVar, cast
 
 from sqlmemory._gc import gc_paused
 from sqlmemory.errors import ConversionError, InvalidMessageError
-from sqlmemory.formats._common import (
+from sqlmemory.formats._converting import (
     OPENAI_RESPONSES,
     format_extras,
     items_of,

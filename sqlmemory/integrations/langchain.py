@@ -29,7 +29,7 @@ from typing import Any
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats import DroppedContentWarning
-from sqlmemory.formats._common import items_of
+from sqlmemory.formats._converting import items_of
 from sqlmemory.policy import Policy
 from sqlmemory.storage import Storage
 from sqlmemory.types import (

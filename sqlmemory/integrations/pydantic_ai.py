@@ -29,7 +29,7 @@ from typing import Any
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats import DroppedContentWarning
-from sqlmemory.formats._common import items_of
+from sqlmemory.formats._converting import items_of
 from sqlmemory.types import (
     Block,
     DocumentBlock,

@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from sqlalchemy.exc import OperationalError
 
 from sqlmemory.cli import SECTIONS, main
-from sqlmemory.cli._common import _one_line, _reason
+from sqlmemory.cli._command import _one_line, _reason
 from sqlmemory.cli.render import Column, table
 from sqlmemory.cli.transfer import export_line, parse_line
 from sqlmemory.errors import StorageError
@@ -251,7 +251,7 @@ def test_export_lines_are_one_line_and_read_back(text: str) -> None:
     ],
 )
 def test_a_bad_line_names_file_and_line(line: str, fragment: str) -> None:
-    from sqlmemory.cli._common import CliError
+    from sqlmemory.cli._command import CliError
 
     with pytest.raises(CliError) as raised:
         parse_line(line, "f.jsonl", 3)

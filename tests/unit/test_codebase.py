@@ -61,6 +61,16 @@ def test_no_function_is_too_complex() -> None:
     assert not too_complex
 
 
+def test_every_module_name_is_unique() -> None:
+    # A name in a traceback or an import then says which file it is. Packages'
+    # ``__init__.py`` (and ``__main__.py``) are named by their folder.
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if not path.name.startswith("__"):
+            by_name.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in by_name.items() if len(paths) > 1} == {}
+
+
 @pytest.mark.parametrize("module", PURE_MODULES)
 def test_the_pure_layer_does_not_import_sqlalchemy(module: str) -> None:
     code = (

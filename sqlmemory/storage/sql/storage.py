@@ -46,7 +46,7 @@ from sqlmemory.storage.records import (
     metadata_json,
     page_of,
 )
-from sqlmemory.storage.sql import compact, reads, records, writes
+from sqlmemory.storage.sql import compact, reads, record_queries, writes
 from sqlmemory.storage.sql._io import (
     call_summarizer,
     create_engine,
@@ -55,9 +55,9 @@ from sqlmemory.storage.sql._io import (
     sleep,
     sync_engine_of,
 )
-from sqlmemory.storage.sql.base import SqlStorageBase
 from sqlmemory.storage.sql.codec import encode_message
 from sqlmemory.storage.sql.engine import Retries
+from sqlmemory.storage.sql.storage_base import SqlStorageBase
 from sqlmemory.types import Message, utc_now
 
 __all__ = ["SqlStorage"]
@@ -292,7 +292,7 @@ class SqlStorage(SqlStorageBase[Engine]):
     def session_info(self, session_id: str) -> SessionInfo | None:
         """The session's record (title, metadata, times, message count), or ``None``."""
         sid = check_session_id(session_id)
-        return self._run("session_info", False, records.session_info, sid)
+        return self._run("session_info", False, record_queries.session_info, sid)
 
     def update_session(
         self,
@@ -316,7 +316,7 @@ class SqlStorage(SqlStorageBase[Engine]):
             values["title"] = check_title(title)
         if metadata is not UNSET:
             values["metadata_json"] = metadata_json(check_metadata(metadata))
-        self._run("update_session", True, records.update_session, sid, values, utc_now())
+        self._run("update_session", True, record_queries.update_session, sid, values, utc_now())
 
     def list_sessions(
         self,
@@ -338,14 +338,16 @@ class SqlStorage(SqlStorageBase[Engine]):
         check_prefix(prefix)
         check_limit(limit)
         after = None if cursor is None else decode_cursor(cursor)
-        found = self._run("list_sessions", False, records.list_page, prefix, limit + 1, after)
+        found = self._run(
+            "list_sessions", False, record_queries.list_page, prefix, limit + 1, after
+        )
         return page_of(found, limit)
 
     def prune(self, older_than: datetime | timedelta) -> int:
         """Delete every session not updated since ``older_than`` (a time, or an age);
         returns the number of sessions deleted."""
         cutoff = cutoff_of(older_than, utc_now())
-        return self._run("prune", True, records.prune, cutoff)
+        return self._run("prune", True, record_queries.prune, cutoff)
 
     def session(self, session_id: str) -> SessionView:
         """A view of one session with the same methods minus the id argument."""

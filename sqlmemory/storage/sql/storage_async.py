@@ -51,7 +51,7 @@ from sqlmemory.storage.records import (
     metadata_json,
     page_of,
 )
-from sqlmemory.storage.sql import compact, reads, records, writes
+from sqlmemory.storage.sql import compact, reads, record_queries, writes
 from sqlmemory.storage.sql._io_async import (
     call_summarizer,
     create_engine,
@@ -60,9 +60,9 @@ from sqlmemory.storage.sql._io_async import (
     sleep,
     sync_engine_of,
 )
-from sqlmemory.storage.sql.base import SqlStorageBase
 from sqlmemory.storage.sql.codec import encode_message
 from sqlmemory.storage.sql.engine import Retries
+from sqlmemory.storage.sql.storage_base import SqlStorageBase
 from sqlmemory.types import Message, utc_now
 
 __all__ = ["AsyncSqlStorage"]
@@ -305,7 +305,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
     async def session_info(self, session_id: str) -> SessionInfo | None:
         """The session's record (title, metadata, times, message count), or ``None``."""
         sid = check_session_id(session_id)
-        return await self._run("session_info", False, records.session_info, sid)
+        return await self._run("session_info", False, record_queries.session_info, sid)
 
     async def update_session(
         self,
@@ -329,7 +329,9 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
             values["title"] = check_title(title)
         if metadata is not UNSET:
             values["metadata_json"] = metadata_json(check_metadata(metadata))
-        await self._run("update_session", True, records.update_session, sid, values, utc_now())
+        await self._run(
+            "update_session", True, record_queries.update_session, sid, values, utc_now()
+        )
 
     async def list_sessions(
         self,
@@ -351,14 +353,16 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         check_prefix(prefix)
         check_limit(limit)
         after = None if cursor is None else decode_cursor(cursor)
-        found = await self._run("list_sessions", False, records.list_page, prefix, limit + 1, after)
+        found = await self._run(
+            "list_sessions", False, record_queries.list_page, prefix, limit + 1, after
+        )
         return page_of(found, limit)
 
     async def prune(self, older_than: datetime | timedelta) -> int:
         """Delete every session not updated since ``older_than`` (a time, or an age);
         returns the number of sessions deleted."""
         cutoff = cutoff_of(older_than, utc_now())
-        return await self._run("prune", True, records.prune, cutoff)
+        return await self._run("prune", True, record_queries.prune, cutoff)
 
     def session(self, session_id: str) -> AsyncSessionView:
         """A view of one session with the same methods minus the id argument."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from sqlmemory._urls import redact
-from sqlmemory.cli._common import (
+from sqlmemory.cli._command import (
     CliError,
     Command,
     database_url,
