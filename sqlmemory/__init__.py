@@ -27,6 +27,7 @@ from sqlmemory.errors import (
     InvalidMessageError,
     InvalidSessionIdError,
     SchemaError,
+    SessionOwnerError,
     SqlMemoryError,
     StorageError,
 )
@@ -126,6 +127,7 @@ __all__ = [
     "Role",
     "SchemaError",
     "SessionInfo",
+    "SessionOwnerError",
     "SessionPage",
     "SessionView",
     "ShortTermMemory",

@@ -18,6 +18,7 @@ __all__ = [
     "InvalidMessageError",
     "InvalidSessionIdError",
     "SchemaError",
+    "SessionOwnerError",
     "SqlMemoryError",
     "StorageError",
     "is_transient",
@@ -146,6 +147,25 @@ class ConflictError(StorageError):
         Traceback (most recent call last):
         ...
         sqlmemory.errors.ConflictError: session 's' changed while compacting; nothing was written
+    """
+
+
+class SessionOwnerError(StorageError):
+    """A write through an owned view meets a session it may not change.
+
+    The session belongs to another owner, or to none: through the view of ``owner`` it
+    does not exist, and a write that would create or change it writes nothing
+    (``docs/many-users.md``). The check runs under the session's lock, inside the write's
+    own transaction.
+
+    Examples:
+        >>> from sqlmemory import InMemoryStorage, Message
+        >>> storage = InMemoryStorage()
+        >>> storage.owned_by("alice").append("chat-1", Message.user("Hi"))
+        >>> storage.owned_by("bob").append("chat-1", Message.user("Hello"))
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.SessionOwnerError: session 'chat-1' is not owned by 'bob'; nothing was written
     """
 
 

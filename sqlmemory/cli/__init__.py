@@ -25,6 +25,7 @@ import click
 
 from sqlmemory.cli._command import DEFAULT_URL, PROG, URL_ENV, Command
 from sqlmemory.cli.demo import demo
+from sqlmemory.cli.owners import erase_owner
 from sqlmemory.cli.schema_commands import check, current, downgrade, migrate
 from sqlmemory.cli.sessions import delete, prune, sessions, show
 from sqlmemory.cli.transfer import export, import_
@@ -33,7 +34,7 @@ __all__ = ["DEFAULT_URL", "SECTIONS", "URL_ENV", "main"]
 
 SECTIONS = {
     "Schema": ("migrate", "current", "check", "downgrade"),
-    "Sessions": ("sessions", "show", "export", "import", "delete", "prune"),
+    "Sessions": ("sessions", "show", "export", "import", "delete", "prune", "erase-owner"),
     "Try it": ("demo",),
 }
 """How ``sqlmemory --help`` groups the commands; a command in no section goes last."""
@@ -101,6 +102,7 @@ def main() -> None:
       sqlmemory show user-42/chat-1 --window 3
       sqlmemory export --out backup.jsonl && sqlmemory import backup.jsonl
       sqlmemory prune --older-than 30d
+      sqlmemory erase-owner user-42
 
     Run `sqlmemory COMMAND --help` for a command's options.
     """
@@ -117,6 +119,7 @@ for _command in (
     import_,
     delete,
     prune,
+    erase_owner,
     demo,
 ):
     main.add_command(_command)

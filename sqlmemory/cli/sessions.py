@@ -18,7 +18,16 @@ if TYPE_CHECKING:
     from sqlmemory.policy import Policy
     from sqlmemory.storage import SqlStorage
 
-__all__ = ["SESSION_COLUMNS", "delete", "prune", "require_sessions", "sessions", "shorten", "show"]
+__all__ = [
+    "SESSION_COLUMNS",
+    "check_option",
+    "delete",
+    "prune",
+    "require_sessions",
+    "sessions",
+    "shorten",
+    "show",
+]
 
 
 def _updated(info: SessionInfo) -> str:
@@ -27,6 +36,7 @@ def _updated(info: SessionInfo) -> str:
 
 SESSION_COLUMNS: list[Column[SessionInfo]] = [
     Column("session", lambda info: info.session_id),
+    Column("owner", lambda info: "" if info.owner is None else shorten(info.owner, 24)),
     Column("title", lambda info: "" if info.title is None else shorten(info.title, 40)),
     Column("updated (UTC)", _updated),
     Column("messages", lambda info: info.message_count, align=">"),
@@ -40,6 +50,16 @@ def shorten(text: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+def check_option(owner: str | None, option: str) -> str | None:
+    """``owner`` checked as an owner (``None`` stays ``None``); a bad one is a usage error."""
+    from sqlmemory.storage.owners import check_owner_filter
+
+    try:
+        return check_owner_filter(owner)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=f"'{option}'") from None
+
+
 def require_sessions(storage: SqlStorage, session_ids: tuple[str, ...]) -> None:
     """Fail, naming them, when some of ``session_ids`` are not stored."""
     missing = [sid for sid in session_ids if sid not in storage.sessions(prefix=sid)]
@@ -51,6 +71,7 @@ def require_sessions(storage: SqlStorage, session_ids: tuple[str, ...]) -> None:
 @click.command(cls=Command)
 @url_option
 @click.option("--prefix", help="Only the sessions whose id starts with PREFIX.")
+@click.option("--owner", help="Only the sessions of OWNER.")
 @click.option(
     "--limit",
     type=click.IntRange(min=1, max=MAX_PAGE_LIMIT),
@@ -60,20 +81,24 @@ def require_sessions(storage: SqlStorage, session_ids: tuple[str, ...]) -> None:
     help="Sessions on a page.",
 )
 @click.option("--cursor", metavar="TOKEN", help="Show the page after the one that printed TOKEN.")
-def sessions(url: str, prefix: str | None, limit: int, cursor: str | None) -> None:
+def sessions(
+    url: str, prefix: str | None, owner: str | None, limit: int, cursor: str | None
+) -> None:
     """List the stored sessions, the most recently updated first.
 
-    A table of session ids with their title, the time of their last change and how many
-    messages each holds, a page at a time: when there are more, the command prints (on
-    stderr) the --cursor that shows the next page.
+    A table of session ids with their owner, title, the time of their last change and how
+    many messages each holds, a page at a time: when there are more, the command prints
+    (on stderr) the --cursor that shows the next page.
     """
+    owner = check_option(owner, "--owner")
     with open_storage(url, read_only=True) as storage:
         try:
-            page = storage.list_sessions(prefix, limit=limit, cursor=cursor)
+            page = storage.list_sessions(prefix, owner=owner, limit=limit, cursor=cursor)
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--cursor'") from None
     if not page.items:
         where = f" starting with {prefix!r}" if prefix else ""
+        where += f" of owner {owner!r}" if owner is not None else ""
         more = " after that cursor" if cursor else ""
         click.echo(f"no sessions{where}{more} in {redact(storage.engine.url)}", err=True)
         return
@@ -114,6 +139,8 @@ def prune(url: str, older_than: timedelta, yes: bool) -> None:
 def record_lines(info: SessionInfo) -> list[str]:
     """What ``show`` prints of a session's record: title, times, metadata."""
     lines = []
+    if info.owner is not None:
+        lines.append(f"owner: {shorten(info.owner, 72)}")
     if info.title is not None:
         lines.append(f"title: {shorten(info.title, 72)}")
     lines.append(f"created: {_time(info.created_at)}, updated: {_time(info.updated_at)} (UTC)")

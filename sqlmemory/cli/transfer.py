@@ -2,8 +2,9 @@
 
 Each line is ``{"session_id": ..., "message": ...}`` where ``message`` is the wire form
 (:meth:`Message.to_dict <sqlmemory.types.Message.to_dict>`), a session's messages in
-order. A session with a title or metadata has a line
-``{"session_id": ..., "session": {"title": ..., "metadata": {...}}}`` before them. Import
+order. A session with a title, metadata or an owner has a line
+``{"session_id": ..., "session": {"title": ..., "metadata": {...}, "owner": ...}}`` before
+them (``owner`` only when it has one). Import
 appends the messages; a message whose id is already stored with the same content is
 skipped, and a record already holding the title and metadata is left alone, so importing
 a file twice changes nothing, and an interrupted import is finished by running it again.
@@ -35,6 +36,7 @@ from sqlmemory._urls import redact
 from sqlmemory.cli._command import CliError, Command, open_storage, url_option
 from sqlmemory.cli.render import count
 from sqlmemory.cli.sessions import require_sessions
+from sqlmemory.storage.records import UNSET
 
 if TYPE_CHECKING:
     from sqlmemory.storage import SessionInfo, SqlStorage
@@ -67,10 +69,12 @@ def export_line(session_id: str, message: Message) -> str:
 
 
 def session_line(info: SessionInfo) -> str | None:
-    """The line of a session's title and metadata (``None`` when it has neither)."""
-    if info.title is None and not info.metadata:
+    """The line of a session's title, metadata and owner (``None`` when it has none)."""
+    if info.title is None and not info.metadata and info.owner is None:
         return None
-    fields = {"title": info.title, "metadata": info.metadata}
+    fields: dict[str, Any] = {"title": info.title, "metadata": info.metadata}
+    if info.owner is not None:
+        fields["owner"] = info.owner
     record = {"session_id": info.session_id, "session": fields}
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
@@ -87,20 +91,26 @@ class Record:
 
 @dataclass(frozen=True)
 class SessionLine:
-    """One session line of an export file (its title and metadata), read back."""
+    """One session line of an export file (its title, metadata and owner), read back."""
 
     line: int
     session_id: str
     title: str | None
     metadata: FrozenDict
+    owner: str | None = None
 
 
-def _session_fields(value: object) -> tuple[str | None, FrozenDict]:
+def _session_fields(value: object) -> tuple[str | None, FrozenDict, str | None]:
+    from sqlmemory.storage.owners import check_owner_filter
     from sqlmemory.storage.records import check_metadata, check_title
 
-    if not isinstance(value, dict) or not set(value) <= {"title", "metadata"}:
-        raise ValueError('"session" must be {"title": ..., "metadata": {...}}')
-    return check_title(value.get("title")), check_metadata(value.get("metadata"))
+    if not isinstance(value, dict) or not set(value) <= {"title", "metadata", "owner"}:
+        raise ValueError('"session" must be {"title": ..., "metadata": {...}, "owner": ...}')
+    return (
+        check_title(value.get("title")),
+        check_metadata(value.get("metadata")),
+        check_owner_filter(value.get("owner")),
+    )
 
 
 def parse_line(text: str, source: str, number: int) -> Record | SessionLine:
@@ -238,7 +248,7 @@ class _Plan:
     sessions: dict[str, None] = field(default_factory=dict)
     digests: dict[tuple[str, str], bytes] = field(default_factory=dict)
     fields: dict[str, SessionLine] = field(default_factory=dict)
-    """Each session's title and metadata, as its last session line gives them."""
+    """Each session's title, metadata and owner, as its last session line gives them."""
 
 
 def _check(lines: Iterable[Record | SessionLine], source: str, max_blob_bytes: int) -> _Plan:
@@ -344,9 +354,20 @@ def import_(url: str, file: str) -> None:
 
 
 def _set_fields(storage: SqlStorage, fields: SessionLine) -> bool:
-    """Give the session the line's title and metadata, unless it holds them already."""
+    """Give the session the line's title, metadata and owner, unless it holds them already.
+
+    An owner is set only when the line gives one: a line without it leaves the session's
+    owner as it is.
+    """
     info = storage.session_info(fields.session_id)
-    if info is not None and (info.title, info.metadata) == (fields.title, fields.metadata):
+    if (
+        info is not None
+        and (info.title, info.metadata) == (fields.title, fields.metadata)
+        and fields.owner in (None, info.owner)
+    ):
         return False
-    storage.update_session(fields.session_id, title=fields.title, metadata=fields.metadata)
+    owner = UNSET if fields.owner is None else fields.owner
+    storage.update_session(
+        fields.session_id, title=fields.title, metadata=fields.metadata, owner=owner
+    )
     return True

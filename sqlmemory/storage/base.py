@@ -71,8 +71,9 @@ class Storage(Protocol):
         """The number of messages in the session."""
         ...
 
-    def sessions(self, prefix: str | None = None) -> list[str]:
-        """The stored session ids, sorted; only those starting with ``prefix`` if given."""
+    def sessions(self, prefix: str | None = None, *, owner: str | None = None) -> list[str]:
+        """The stored session ids, sorted; only those starting with ``prefix`` if given,
+        and only ``owner``'s if given."""
         ...
 
     def session_info(self, session_id: str) -> SessionInfo | None:
@@ -85,14 +86,17 @@ class Storage(Protocol):
         *,
         title: str | Unset | None = UNSET,
         metadata: Mapping[str, Any] | Unset | None = UNSET,
+        owner: str | Unset | None = UNSET,
     ) -> None:
-        """Set the session's title and/or metadata; left out: unchanged; ``None``: cleared."""
+        """Set the session's title, metadata and/or owner; left out: unchanged; ``None``:
+        cleared."""
         ...
 
     def list_sessions(
         self,
         prefix: str | None = None,
         *,
+        owner: str | None = None,
         limit: int = DEFAULT_PAGE_LIMIT,
         cursor: str | None = None,
     ) -> SessionPage:
@@ -101,6 +105,14 @@ class Storage(Protocol):
 
     def prune(self, older_than: datetime | timedelta) -> int:
         """Delete every session not updated since ``older_than``; the number deleted."""
+        ...
+
+    def owned_by(self, owner: str) -> Storage:
+        """This storage scoped to ``owner``: other owners' sessions do not exist in it."""
+        ...
+
+    def erase_owner(self, owner: str) -> int:
+        """Delete every session of ``owner`` with all it holds; the number deleted."""
         ...
 
 
@@ -171,6 +183,8 @@ class SessionView:
         *,
         title: str | Unset | None = UNSET,
         metadata: Mapping[str, Any] | Unset | None = UNSET,
+        owner: str | Unset | None = UNSET,
     ) -> None:
-        """Set the session's title and/or metadata; left out: unchanged; ``None``: cleared."""
-        self.storage.update_session(self.session_id, title=title, metadata=metadata)
+        """Set the session's title, metadata and/or owner; left out: unchanged; ``None``:
+        cleared."""
+        self.storage.update_session(self.session_id, title=title, metadata=metadata, owner=owner)

@@ -73,8 +73,9 @@ class AsyncStorage(Protocol):
         """The number of messages in the session."""
         ...
 
-    async def sessions(self, prefix: str | None = None) -> list[str]:
-        """The stored session ids, sorted; only those starting with ``prefix`` if given."""
+    async def sessions(self, prefix: str | None = None, *, owner: str | None = None) -> list[str]:
+        """The stored session ids, sorted; only those starting with ``prefix`` if given,
+        and only ``owner``'s if given."""
         ...
 
     async def session_info(self, session_id: str) -> SessionInfo | None:
@@ -87,14 +88,17 @@ class AsyncStorage(Protocol):
         *,
         title: str | Unset | None = UNSET,
         metadata: Mapping[str, Any] | Unset | None = UNSET,
+        owner: str | Unset | None = UNSET,
     ) -> None:
-        """Set the session's title and/or metadata; left out: unchanged; ``None``: cleared."""
+        """Set the session's title, metadata and/or owner; left out: unchanged; ``None``:
+        cleared."""
         ...
 
     async def list_sessions(
         self,
         prefix: str | None = None,
         *,
+        owner: str | None = None,
         limit: int = DEFAULT_PAGE_LIMIT,
         cursor: str | None = None,
     ) -> SessionPage:
@@ -103,6 +107,14 @@ class AsyncStorage(Protocol):
 
     async def prune(self, older_than: datetime | timedelta) -> int:
         """Delete every session not updated since ``older_than``; the number deleted."""
+        ...
+
+    def owned_by(self, owner: str) -> AsyncStorage:
+        """This storage scoped to ``owner``: other owners' sessions do not exist in it."""
+        ...
+
+    async def erase_owner(self, owner: str) -> int:
+        """Delete every session of ``owner`` with all it holds; the number deleted."""
         ...
 
 
@@ -173,6 +185,10 @@ class AsyncSessionView:
         *,
         title: str | Unset | None = UNSET,
         metadata: Mapping[str, Any] | Unset | None = UNSET,
+        owner: str | Unset | None = UNSET,
     ) -> None:
-        """Set the session's title and/or metadata; left out: unchanged; ``None``: cleared."""
-        await self.storage.update_session(self.session_id, title=title, metadata=metadata)
+        """Set the session's title, metadata and/or owner; left out: unchanged; ``None``:
+        cleared."""
+        await self.storage.update_session(
+            self.session_id, title=title, metadata=metadata, owner=owner
+        )

@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
-import threading
-from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
-from typing import Any
+from collections.abc import Sequence
 
 from sqlmemory.errors import ConflictError, DuplicateMessageError
 from sqlmemory.policy.groups import evict_start
 from sqlmemory.policy.windows import Policy, RecentWindow
+from sqlmemory.storage._memory_records import MemoryRecords
 from sqlmemory.storage.base import SessionView
 from sqlmemory.storage.checks import (
-    DEFAULT_MAX_BLOB_BYTES,
     check_count,
     check_messages,
     check_policy,
-    check_prefix,
     check_session_id,
     same_content,
 )
@@ -29,25 +24,12 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.records import (
-    DEFAULT_PAGE_LIMIT,
-    UNSET,
-    SessionInfo,
-    SessionPage,
-    Unset,
-    check_limit,
-    check_metadata,
-    check_title,
-    cutoff_of,
-    decode_cursor,
-    page_of,
-)
 from sqlmemory.types import Message, utc_now
 
 __all__ = ["InMemoryStorage"]
 
 
-class InMemoryStorage:
+class InMemoryStorage(MemoryRecords):
     """Sessions held in a dict, safe for concurrent use from threads.
 
     Messages are immutable values, so handing them out shares nothing mutable; every
@@ -63,17 +45,6 @@ class InMemoryStorage:
     Args:
         max_blob_bytes: the largest image or document accepted, in bytes (20 MiB).
     """
-
-    def __init__(self, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES) -> None:
-        self.max_blob_bytes = max_blob_bytes
-        self._sessions: dict[str, list[Message]] = {}
-        self._clocks: dict[str, datetime] = {}
-        self._records: dict[str, SessionInfo] = {}
-        """Every existing session's record; its ``message_count`` is filled in on read."""
-        self._lock = threading.Lock()
-
-    def __repr__(self) -> str:
-        return f"InMemoryStorage(sessions={len(self._records)})"
 
     def _stamp(self, session_id: str, messages: Sequence[Message]) -> list[Message]:
         """``messages`` with the store's stamp on those without a ``recorded_at``.
@@ -93,21 +64,6 @@ class InMemoryStorage:
             self._clocks[session_id] = floor
         return stamped
 
-    def _drop(self, session_id: str) -> list[Message]:
-        """Delete the session, its clock and its record; returns its messages."""
-        self._clocks.pop(session_id, None)
-        self._records.pop(session_id, None)
-        return self._sessions.pop(session_id, [])
-
-    def _touch(self, session_id: str, **changes: Any) -> None:
-        """Record a write that changed the session (the lock is held): its clock moves."""
-        now = utc_now()
-        record = self._records.get(session_id)
-        if record is None:
-            record = SessionInfo(session_id, now, now, 0)
-        now = max(now, record.updated_at)
-        self._records[session_id] = dataclasses.replace(record, updated_at=now, **changes)
-
     def append(self, session_id: str, *messages: Message) -> None:
         """Add ``messages`` at the end of the session, all or none.
 
@@ -121,6 +77,7 @@ class InMemoryStorage:
         if not batch:
             return
         with self._lock:
+            self._claim(session_id)
             history = self._sessions.get(session_id, [])
             stored = {m.id: m for m in history}
             fresh: list[Message] = []
@@ -142,14 +99,19 @@ class InMemoryStorage:
         check_session_id(session_id)
         check_policy(policy)
         with self._lock:
-            history = list(self._sessions.get(session_id, ()))
+            history = self._history(session_id)
         return policy.apply(history) if policy is not None else history
+
+    def _history(self, session_id: str) -> list[Message]:
+        """A copy of the session's messages, ``[]`` if it is not visible (lock held)."""
+        return list(self._sessions.get(session_id, ())) if self._visible(session_id) else []
 
     def save(self, session_id: str, messages: Sequence[Message]) -> None:
         """Replace the session's whole history; ``[]`` clears it."""
         check_session_id(session_id)
         batch = check_messages(messages, self.max_blob_bytes)
         with self._lock:
+            self._claim(session_id)
             history = self._sessions.get(session_id, [])
             stored = {m.id: m for m in history}
             result = []
@@ -177,7 +139,7 @@ class InMemoryStorage:
         check_session_id(session_id)
         check_count(keep, "keep")
         with self._lock:
-            history = self._sessions.get(session_id, [])
+            history = self._history(session_id)
             cut = evict_start([m.role for m in history], keep)
             if cut:
                 remaining = history[cut:]
@@ -192,7 +154,7 @@ class InMemoryStorage:
         """Delete the session; returns the number of messages deleted."""
         check_session_id(session_id)
         with self._lock:
-            return len(self._drop(session_id))
+            return len(self._drop(session_id)) if self._visible(session_id) else 0
 
     def pop(self, session_id: str) -> Message | None:
         """Remove and return the newest message, as stored; ``None`` when there is none.
@@ -211,7 +173,7 @@ class InMemoryStorage:
         """
         check_session_id(session_id)
         with self._lock:
-            history = self._sessions.get(session_id)
+            history = self._history(session_id)
             if not history:
                 return None
             newest = history[-1]
@@ -259,7 +221,7 @@ class InMemoryStorage:
         check_session_id(session_id)
         check_compaction(summarize, keep)
         with self._lock:
-            history = list(self._sessions.get(session_id, ()))
+            history = self._history(session_id)
         plan = plan_compaction(history, keep)
         if not plan.replaced:
             return 0
@@ -268,6 +230,7 @@ class InMemoryStorage:
         summaries = summary_messages(call_summarizer(summarize, list(older)), older, kept)
         summaries = check_messages(summaries, self.max_blob_bytes)
         with self._lock:
+            self._claim(session_id)
             now = self._sessions.get(session_id, [])
             if now != history:  # the same test as SQL's: ids, content and times
                 raise ConflictError(
@@ -285,86 +248,7 @@ class InMemoryStorage:
         """The number of messages in the session."""
         check_session_id(session_id)
         with self._lock:
-            return len(self._sessions.get(session_id, ()))
-
-    def sessions(self, prefix: str | None = None) -> list[str]:
-        """Session ids (sorted), optionally only those starting with ``prefix``.
-
-        Raises:
-            TypeError: ``prefix`` is neither ``None`` nor a ``str``.
-        """
-        check_prefix(prefix)
-        with self._lock:
-            ids = list(self._records)
-        return sorted(i for i in ids if prefix is None or i.startswith(prefix))
-
-    def _info(self, session_id: str) -> SessionInfo | None:
-        record = self._records.get(session_id)
-        if record is None:
-            return None
-        count = len(self._sessions.get(session_id, ()))
-        return dataclasses.replace(record, message_count=count)
-
-    def session_info(self, session_id: str) -> SessionInfo | None:
-        """The session's record, or ``None`` when the session does not exist."""
-        check_session_id(session_id)
-        with self._lock:
-            return self._info(session_id)
-
-    def update_session(
-        self,
-        session_id: str,
-        *,
-        title: str | Unset | None = UNSET,
-        metadata: Mapping[str, Any] | Unset | None = UNSET,
-    ) -> None:
-        """Set the session's title and/or metadata, creating its record if needed.
-
-        An argument left out keeps its stored value; ``None`` clears it.
-        """
-        check_session_id(session_id)
-        changes: dict[str, Any] = {}
-        if title is not UNSET:
-            changes["title"] = check_title(title)
-        if metadata is not UNSET:
-            changes["metadata"] = check_metadata(metadata)
-        with self._lock:
-            self._touch(session_id, **changes)
-
-    def list_sessions(
-        self,
-        prefix: str | None = None,
-        *,
-        limit: int = DEFAULT_PAGE_LIMIT,
-        cursor: str | None = None,
-    ) -> SessionPage:
-        """A page of session records, the most recently updated first."""
-        check_prefix(prefix)
-        check_limit(limit)
-        after = None if cursor is None else decode_cursor(cursor)
-        with self._lock:
-            infos = [self._info(sid) for sid in self._records]
-        found = sorted(
-            (
-                i
-                for i in infos
-                if i is not None
-                and (prefix is None or i.session_id.startswith(prefix))
-                and (after is None or (i.updated_at, i.session_id) < after)
-            ),
-            key=lambda i: (i.updated_at, i.session_id),
-            reverse=True,
-        )
-        return page_of(found[: limit + 1], limit)
-
-    def prune(self, older_than: datetime | timedelta) -> int:
-        """Delete every session not updated since ``older_than``; the number deleted."""
-        cutoff = cutoff_of(older_than, utc_now())
-        with self._lock:
-            old = [sid for sid, r in self._records.items() if r.updated_at < cutoff]
-            for sid in old:
-                self._drop(sid)
-        return len(old)
+            return len(self._history(session_id))
 
     def session(self, session_id: str) -> SessionView:
         """A view of one session with the same methods minus the id argument."""

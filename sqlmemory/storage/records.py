@@ -81,6 +81,8 @@ class SessionInfo:
         message_count: how many messages the session holds.
         title: the title ``update_session`` gave, or ``None``.
         metadata: the JSON mapping ``update_session`` gave (empty when none).
+        owner: whose session it is (``None``: nobody's): the owner of the view that first
+            wrote it, or what ``update_session(owner=...)`` set (``docs/many-users.md``).
     """
 
     session_id: str
@@ -89,6 +91,7 @@ class SessionInfo:
     message_count: int
     title: str | None = None
     metadata: FrozenDict = field(default_factory=lambda: EMPTY)
+    owner: str | None = None
 
 
 @dataclass(frozen=True)
@@ -268,4 +271,5 @@ def info_of(values: dict[str, Any]) -> SessionInfo:
         message_count=int(values["message_count"]),
         title=values["title"],
         metadata=metadata_of_json(values["metadata_json"]),
+        owner=values.get("owner"),
     )

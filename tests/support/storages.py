@@ -226,8 +226,12 @@ class BlockingAsyncStorage:
     def count(self, session_id: str) -> int:
         return self._call(self.async_storage.count, session_id)
 
-    def sessions(self, prefix: str | None = None) -> list[str]:
-        return self._call(self.async_storage.sessions, prefix)
+    def sessions(self, prefix: str | None = None, **options: Any) -> list[str]:
+        return self._call(functools.partial(self.async_storage.sessions, prefix, **options))
+
+    def owned_by(self, owner: str) -> BlockingAsyncStorage:
+        """The async storage's owned view, blocking like this adapter."""
+        return BlockingAsyncStorage(self.portal, self.async_storage.owned_by(owner))
 
     def update_session(self, session_id: str, **fields: Any) -> None:
         self._call(functools.partial(self.async_storage.update_session, session_id, **fields))

@@ -76,6 +76,9 @@ class SessionRow(Base):
         # list_sessions pages by (updated_at, session_id), newest first: a page is an
         # ordered range scan of this index, however deep it is.
         Index(None, "updated_at", "session_id"),
+        # ... and one owner's pages (and erase_owner's batches) scan this one's range of
+        # that owner, in the same order.
+        Index(None, "owner", "updated_at", "session_id"),
         MYSQL_TABLE_ARGS,
     )
 
@@ -101,6 +104,9 @@ class SessionRow(Base):
     text_base64: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     """Whether the row's text columns hold the base64 of their UTF-8 bytes: on PostgreSQL,
     for a row whose text holds NUL (``base64_text.py``)."""
+    owner: Mapped[str | None] = mapped_column(Key)
+    """Whose session it is (``docs/many-users.md``); NULL: nobody's. Owned views check it
+    under the session's lock, in the write's own transaction."""
 
 
 class BlobRow(Base):
