@@ -46,7 +46,7 @@ from sqlmemory.storage.records import (
     metadata_json,
     page_of,
 )
-from sqlmemory.storage.sql import compact, deletes, reads, record_queries, writes
+from sqlmemory.storage.sql import compact, deletes, reads, record_queries, tail_reads, writes
 from sqlmemory.storage.sql._io import (
     call_summarizer,
     create_engine,
@@ -142,14 +142,16 @@ class SqlStorage(SqlStorageBase[Engine]):
             with translate_db_errors(action):
                 try:
                     with self._one_statement_reader.connect() as conn:
-                        found = run_sync(conn, reads.read_tail, sid, policy, one_statement=True)
+                        found = run_sync(
+                            conn, tail_reads.read_tail, sid, policy, one_statement=True
+                        )
                 except DBAPIError as exc:
                     if not exc.connection_invalidated:
                         raise
                     # A dead connection: the read below runs on a fresh one.
             if found is not None:
                 return found
-        found = self._run(action, False, reads.read_tail, sid, policy)
+        found = self._run(action, False, tail_reads.read_tail, sid, policy)
         assert found is not None  # noqa: S101 - only one_statement reads give up
         return found
 

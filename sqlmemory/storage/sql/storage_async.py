@@ -6,9 +6,9 @@ rewrites it into :mod:`sqlmemory.storage.sql.storage` (``SqlStorage``, over an
 flavours (cancellation, sleeping, running the shared SQL functions) is in
 :mod:`~sqlmemory.storage.sql._io_async` and its twin :mod:`~sqlmemory.storage.sql._io`.
 The SQL itself is written once, as functions over a ``Connection``: the reads in
-:mod:`~sqlmemory.storage.sql.reads`, the writes in :mod:`~sqlmemory.storage.sql.writes`
-and :mod:`~sqlmemory.storage.sql.deletes` (both under the lock of
-:mod:`~sqlmemory.storage.sql.session_lock`), ``compact``'s in
+:mod:`~sqlmemory.storage.sql.reads` and :mod:`~sqlmemory.storage.sql.tail_reads`, the
+writes in :mod:`~sqlmemory.storage.sql.writes` and :mod:`~sqlmemory.storage.sql.deletes`
+(both under the lock of :mod:`~sqlmemory.storage.sql.session_lock`), ``compact``'s in
 :mod:`~sqlmemory.storage.sql.compact` and the records' in
 :mod:`~sqlmemory.storage.sql.record_queries`.
 """
@@ -55,7 +55,7 @@ from sqlmemory.storage.records import (
     metadata_json,
     page_of,
 )
-from sqlmemory.storage.sql import compact, deletes, reads, record_queries, writes
+from sqlmemory.storage.sql import compact, deletes, reads, record_queries, tail_reads, writes
 from sqlmemory.storage.sql._io_async import (
     call_summarizer,
     create_engine,
@@ -156,7 +156,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
                 try:
                     async with self._one_statement_reader.connect() as conn:
                         found = await run_sync(
-                            conn, reads.read_tail, sid, policy, one_statement=True
+                            conn, tail_reads.read_tail, sid, policy, one_statement=True
                         )
                 except DBAPIError as exc:
                     if not exc.connection_invalidated:
@@ -164,7 +164,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
                     # A dead connection: the read below runs on a fresh one.
             if found is not None:
                 return found
-        found = await self._run(action, False, reads.read_tail, sid, policy)
+        found = await self._run(action, False, tail_reads.read_tail, sid, policy)
         assert found is not None  # noqa: S101 - only one_statement reads give up
         return found
 
