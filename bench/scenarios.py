@@ -1,4 +1,10 @@
-"""The scenarios: each times sqlmemory against the raw driver on one backend.
+"""``Run``: one backend's scenarios, each timing sqlmemory against the raw driver.
+
+``Run`` holds what every scenario shares: the backend's storage, raw driver and peers,
+the sessions it made (cleared at the end), filling sessions, the rotating timing loop,
+the checks that every side returns the same and the rows of the report. The scenarios are
+functions of a ``Run``: the writes in :mod:`write_scenarios`, the reads in
+:mod:`read_scenarios`; :meth:`Run.run` runs them in order.
 
 The async storage (:class:`async_side.AsyncSide`), when on, is one more contender in each
 scenario's rotating loop, under the key ``async_side.NAME`` among the peers' calls;
@@ -7,27 +13,19 @@ scenario's rotating loop, under the key ``async_side.NAME`` among the peers' cal
 
 from __future__ import annotations
 
-import gc
-import random
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import read_scenarios
+import write_scenarios
 from async_side import NAME, AsyncSide, figures
 from backends import Backend
-from corpus import Corpus, chunks, noise_png, to_message
+from corpus import Corpus, chunks, to_message
 from peers import Peer, Peers
-from sizes import Sizes, size_label
+from sizes import Sizes
 from timing import rotating, summarize
 
-from sqlmemory import (
-    FixedWindow,
-    ImageBlock,
-    Message,
-    SqlStorage,
-    TokenWindow,
-    estimate_tokens,
-)
+from sqlmemory import FixedWindow, ImageBlock, Message, SqlStorage, TokenWindow
 
 
 class Run:
@@ -165,298 +163,6 @@ class Run:
         self.sessions.append(mine)
         return {NAME: make(self.aio, mine)}
 
-    # -- scenarios ---------------------------------------------------------------------
-
-    def append_one(self) -> None:
-        s = self.sizes
-        sid = self.sid("append-one")
-        rows = self.corpus.rows(s.append_warmup + s.append_one)
-        messages = [to_message(role, text) for role, text in rows]
-        storage, raw = self.storage, self.raw
-        peers = {p.name: _appends(p, sid, [[p.item(*r)] for r in rows]) for p in self.peers}
-
-        def appends(store: Any, session: str) -> Callable[[int], object]:
-            return lambda i: store.append(session, messages[i])
-
-        peers.update(self.async_write(sid, appends))
-        ours, theirs, others = self.timed(
-            appends(storage, sid),
-            lambda i: raw.append_one(sid, *rows[i]),
-            peers,
-            s.append_one,
-            s.append_warmup,
-        )
-        self.check_counts(sid, len(rows))
-        self.check_peer_counts(sid, len(rows))
-        self.record("append_one", f"append_one x{s.append_one}", ours, theirs, others)
-
-    def append_batch(self) -> None:
-        s = self.sizes
-        sid = self.sid("append-batch")
-        total = s.batch_warmup + s.batches
-        rows = self.corpus.rows(total * s.batch_size)
-        batches = list(chunks(rows, s.batch_size))
-        messages = [[to_message(role, text) for role, text in b] for b in batches]
-        storage, raw = self.storage, self.raw
-        peers = {
-            p.name: _appends(p, sid, [[p.item(*r) for r in b] for b in batches]) for p in self.peers
-        }
-
-        def appends(store: Any, session: str) -> Callable[[int], object]:
-            return lambda i: store.append(session, *messages[i])
-
-        peers.update(self.async_write(sid, appends))
-        ours, theirs, others = self.timed(
-            appends(storage, sid),
-            lambda i: raw.append_many(sid, batches[i]),
-            peers,
-            s.batches,
-            s.batch_warmup,
-        )
-        self.check_counts(sid, len(rows))
-        self.check_peer_counts(sid, len(rows))
-        self.record(
-            "append_batch", f"append_batch {s.batches}x{s.batch_size}", ours, theirs, others
-        )
-
-    def window_peers(self, sid: str, n: int, expected: Sequence[tuple[str, str]]) -> dict:
-        """The peers' window reads of ``sid`` (``n`` messages), checked against ``expected``."""
-        s = self.sizes
-        fns: dict[str, Callable[[int], object]] = {}
-        for peer in self.peers:
-            if not peer.bounded_window and n > s.unbounded_window_limit:
-                continue
-            self.check_peer(peer, peer.window(sid, s.window), expected)
-            fns[peer.name] = lambda _i, peer=peer: peer.window(sid, s.window)
-        return fns
-
-    def windows_and_full(self) -> None:
-        s = self.sizes
-        storage, raw = self.storage, self.raw
-        full_sid: str | None = None
-        sessions: list[tuple[int, str, int]] = []  # (messages, sid, token budget)
-        for n in s.window_sessions:
-            sid = self.sid(f"window-{n}")
-            start = time.perf_counter()
-            newest = self.fill(sid, self.corpus.rows(n))
-            self.log(f"  filled {n:,} messages in {time.perf_counter() - start:.1f}s")
-            if n == s.full_read:
-                full_sid = sid
-            # The exact cost of the newest `window` messages: TokenWindow picks just them.
-            sessions.append((n, sid, sum(estimate_tokens(m) for m in newest)))
-        for variant in ("FixedWindow", "TokenWindow"):
-            # Every session size and the raw reads run in one rotating loop, so the
-            # 100k / 1k ratio compares reads made under the same conditions. The peers
-            # have no token window: they read the newest messages in the FixedWindow loop.
-            fns: list[Callable[[int], object]] = []
-            policies = []
-            peer_names: list[list[str]] = []
-            for n, sid, budget in sessions:
-                policy = FixedWindow(s.window) if variant == "FixedWindow" else TokenWindow(budget)
-                got = storage.load(sid, policy)
-                expected = raw.window(sid, s.window)
-                self.check_same(got, expected)
-                policies.append((policy, len(got)))
-                fns.append(lambda _i, policy=policy, sid=sid: storage.load(sid, policy))
-                fns.append(lambda _i, sid=sid: raw.window(sid, s.window))
-                peers = {}
-                if variant == "FixedWindow":
-                    pairs = [(r["role"], r["content"]) for r in expected]
-                    peers = self.window_peers(sid, n, pairs)
-                peers.update(
-                    self.async_read(sid, policy, lambda got, e=expected: self.check_same(got, e))
-                )
-                peer_names.append(list(peers))
-                fns.extend(peers.values())
-            gc.collect()
-            samples = rotating(fns, s.window_reps, s.window_warmup)
-            at = 0
-            for k, (n, _sid, _budget) in enumerate(sessions):
-                policy, returned = policies[k]
-                names = peer_names[k]
-                self.record(
-                    "window_read",
-                    f"window_read {variant} @{size_label(n)}",
-                    samples[at],
-                    samples[at + 1],
-                    dict(zip(names, samples[at + 2 : at + 2 + len(names)], strict=True)),
-                    variant=variant,
-                    messages=n,
-                    returned=returned,
-                    policy=repr(policy),
-                )
-                at += 2 + len(names)
-        if full_sid is None:
-            full_sid = self.sid("full")
-            self.fill(full_sid, self.corpus.rows(s.full_read))
-        got = storage.load(full_sid)
-        expected = raw.full(full_sid)
-        self.check_same(got, expected)
-        pairs = [(r["role"], r["content"]) for r in expected]
-        peers: dict[str, Callable[[int], object]] = {}
-        for peer in self.peers:
-            self.check_peer(peer, peer.full(full_sid), pairs)
-            peers[peer.name] = lambda _i, peer=peer, sid=full_sid: peer.full(sid)
-        peers.update(self.async_read(full_sid, None, lambda got: self.check_same(got, expected)))
-        gc.collect()
-        sid = full_sid
-        ours, theirs, others = self.timed(
-            lambda _i: storage.load(sid),
-            lambda _i: raw.full(sid),
-            peers,
-            s.full_reps,
-            s.full_warmup,
-        )
-        self.record(
-            "full_read",
-            f"full_read @{size_label(s.full_read)}",
-            ours,
-            theirs,
-            others,
-            messages=s.full_read,
-        )
-
-    def window_read_shared(self) -> None:
-        """A window of one session among many, the table filled turn by turn round-robin:
-        what a store serving many conversations sees (rows of a session are scattered)."""
-        s = self.sizes
-        sids = [self.sid(f"shared-{j}") for j in range(s.shared_sessions)]
-        rows = self.corpus.rows(s.shared_messages)
-        start = time.perf_counter()
-        chunk = s.shared_chunk
-        for at in range(0, len(rows), chunk):
-            part = rows[at : at + chunk]
-            messages = [to_message(role, text) for role, text in part]
-            for sid in sids:
-                self.storage.append(sid, *messages)
-                self.raw.append_many(sid, part)
-                for peer in self.peers:
-                    peer.append_many(sid, [peer.item(*r) for r in part])
-        total = s.shared_sessions * s.shared_messages
-        self.log(f"  filled {total:,} messages in {time.perf_counter() - start:.1f}s")
-        sid = sids[0]
-        policy = FixedWindow(s.window)
-        expected = self.raw.window(sid, s.window)
-        self.check_same(self.storage.load(sid, policy), expected)
-        pairs = [(r["role"], r["content"]) for r in expected]
-        peers = self.window_peers(sid, s.shared_messages, pairs)
-        peers.update(self.async_read(sid, policy, lambda got: self.check_same(got, expected)))
-        storage, raw = self.storage, self.raw
-        gc.collect()
-        ours, theirs, others = self.timed(
-            lambda _i: storage.load(sid, policy),
-            lambda _i: raw.window(sid, s.window),
-            peers,
-            s.window_reps,
-            s.window_warmup,
-        )
-        self.record(
-            "window_read_shared",
-            f"window_read_shared @{size_label(s.shared_messages)} x{s.shared_sessions}",
-            ours,
-            theirs,
-            others,
-            messages=s.shared_messages,
-            sessions=s.shared_sessions,
-        )
-
-    def resave(self, append_one_median: float | None) -> None:
-        s = self.sizes
-        sid = self.sid("resave")
-        rows = self.corpus.rows(2 * s.resave_turns)
-        storage, raw = self.storage, self.raw
-
-        def saves(store: Any, session: str) -> Callable[[int], object]:
-            history: list[Message] = []
-
-            def save(turn: int) -> None:
-                pair = rows[2 * turn : 2 * turn + 2]
-                history.extend(to_message(role, text) for role, text in pair)
-                store.save(session, history)
-
-            return save
-
-        # The raw application and the peers' keep their history in memory too and
-        # persist the new pair.
-        def theirs(turn: int) -> None:
-            raw.append_many(sid, rows[2 * turn : 2 * turn + 2])
-
-        peers = {
-            p.name: _appends(p, sid, [[p.item(*r) for r in pair] for pair in chunks(rows, 2)])
-            for p in self.peers
-        }
-        peers.update(self.async_write(sid, saves))
-        mine, raw_times, others = self.timed(saves(storage, sid), theirs, peers, s.resave_turns, 0)
-        self.check_counts(sid, len(rows))
-        self.check_peer_counts(sid, len(rows))
-        tail = s.resave_tail
-        entry = self.record(
-            "resave",
-            f"resave @turn{s.resave_turns} (last {tail})",
-            mine[-tail:],
-            raw_times[-tail:],
-            {name: samples[-tail:] for name, samples in others.items()},
-            turns=s.resave_turns,
-            first_turns=summarize(mine[:tail]),
-        )
-        if append_one_median:
-            entry["vs_append_one"] = entry["sqlmemory"]["median_ms"] / append_one_median
-
-    def image_window(self) -> None:
-        s = self.sizes
-        sid = self.sid("images")
-        rng = random.Random(99)
-        texts = self.corpus.rows(s.image_messages)
-        raw_rows: list[tuple[str, str, bytes | None]] = []
-        messages: list[Message] = []
-        peer_items: dict[str, list[Any]] = {p.name: [] for p in self.peers}
-        image_bytes = 0
-        for i, (role, text) in enumerate(texts):
-            if i % s.image_every == s.image_every - 1:
-                png = noise_png(rng, s.image_side)
-                image_bytes += len(png)
-                raw_rows.append(("user", text, png))
-                messages.append(Message.user([text, ImageBlock(data=png, media_type="image/png")]))
-                for p in self.peers:
-                    peer_items[p.name].append(p.image_item(text, png))
-            else:
-                raw_rows.append((role, text, None))
-                messages.append(to_message(role, text))
-                for p in self.peers:
-                    peer_items[p.name].append(p.item(role, text))
-        for part in chunks(messages, 100):
-            self.storage.append(sid, *part)
-        self.raw.fill_images(sid, raw_rows, 100)
-        for p in self.peers:
-            for part in chunks(peer_items[p.name], 100):
-                p.append_many(sid, part)
-        storage, raw = self.storage, self.raw
-        policy = FixedWindow(s.window)
-        expected = raw.image_window(sid, s.window)
-        images = self.check_images(storage.load(sid, policy), expected)
-        pairs = [(r["role"], r["content"]) for r in expected]
-        peers = self.window_peers(sid, s.image_messages, pairs)
-        peers.update(self.async_read(sid, policy, lambda got: self.check_images(got, expected)))
-        gc.collect()
-        ours, theirs, others = self.timed(
-            lambda _i: storage.load(sid, policy),
-            lambda _i: raw.image_window(sid, s.window),
-            peers,
-            s.image_reps,
-            s.image_warmup,
-        )
-        self.record(
-            "image_window_read",
-            f"image_window_read FixedWindow @{size_label(s.image_messages)}",
-            ours,
-            theirs,
-            others,
-            messages=s.image_messages,
-            images_in_session=s.image_messages // s.image_every,
-            images_in_window=images,
-            mean_image_bytes=image_bytes // max(len(texts) // s.image_every, 1),
-        )
-
     # -- checks and cleanup -------------------------------------------------------------
 
     def check_counts(self, sid: str, expected: int) -> None:
@@ -502,25 +208,18 @@ class Run:
         name = self.b.name
         try:
             self.log(f"{name}: append_one")
-            self.append_one()
+            write_scenarios.append_one(self)
             append_one_median = self.results[-1]["sqlmemory"]["median_ms"]
             self.log(f"{name}: append_batch")
-            self.append_batch()
+            write_scenarios.append_batch(self)
             self.log(f"{name}: window_read, full_read")
-            self.windows_and_full()
+            read_scenarios.windows_and_full(self)
             self.log(f"{name}: window_read_shared")
-            self.window_read_shared()
+            read_scenarios.window_read_shared(self)
             self.log(f"{name}: resave")
-            self.resave(append_one_median)
+            write_scenarios.resave(self, append_one_median)
             self.log(f"{name}: image_window_read")
-            self.image_window()
+            read_scenarios.image_window(self)
         finally:
             self.clear()
         return self.results
-
-
-def _appends(peer: Peer, sid: str, batches: list[list[Any]]) -> Callable[[int], object]:
-    """Rep ``i`` appends ``batches[i]`` with one call (``append`` for a single item)."""
-    if all(len(b) == 1 for b in batches):
-        return lambda i: peer.append(sid, batches[i][0])
-    return lambda i: peer.append_many(sid, batches[i])

@@ -4,8 +4,13 @@ Where each part lives:
 
 - :mod:`~sqlmemory.storage.sql.schema` and :mod:`~sqlmemory.storage.sql.column_types`:
   the tables, ORM models and portable column types (migrations follow them);
-- :mod:`~sqlmemory.storage.sql.reads` and :mod:`~sqlmemory.storage.sql.writes`: every
-  statement, written once as functions over a ``Connection``;
+- every statement, written once as functions over a ``Connection``:
+  :mod:`~sqlmemory.storage.sql.reads` (whole histories, building messages from rows) and
+  :mod:`~sqlmemory.storage.sql.tail_reads` (windows); :mod:`~sqlmemory.storage.sql.writes`
+  (appends, ``save``) and :mod:`~sqlmemory.storage.sql.deletes` (``evict``, ``pop``,
+  ``clear``); :mod:`~sqlmemory.storage.sql.session_lock` (the session lock every write
+  takes first, and the upkeep of the session's record); :mod:`~sqlmemory.storage.sql.compact`
+  and :mod:`~sqlmemory.storage.sql.record_queries` (the session records' methods);
 - :mod:`~sqlmemory.storage.sql.save_plan`: how ``save`` decides what to write (pure);
 - :mod:`~sqlmemory.storage.sql.codec`: messages to rows and back;
 - :mod:`~sqlmemory.storage.sql.engine`: engine set-up per dialect;

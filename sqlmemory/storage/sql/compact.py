@@ -22,13 +22,8 @@ from sqlmemory.storage.sql import reads
 from sqlmemory.storage.sql.codec import EncodedMessage
 from sqlmemory.storage.sql.save_plan import StoredMessage
 from sqlmemory.storage.sql.schema import messages_table
-from sqlmemory.storage.sql.writes import (
-    _insert_messages,
-    _lock_existing,
-    _record_change,
-    _stored_messages,
-    _sweep_blobs,
-)
+from sqlmemory.storage.sql.session_lock import lock_existing, record_change, sweep_blobs
+from sqlmemory.storage.sql.writes import insert_messages, stored_messages
 from sqlmemory.types import Message
 
 __all__ = ["read_history", "replace_older"]
@@ -36,7 +31,7 @@ __all__ = ["read_history", "replace_older"]
 
 def read_history(conn: Connection, sid: str) -> tuple[list[Message], list[StoredMessage]]:
     """The whole history and the fingerprint of its rows, from one snapshot."""
-    return reads.read_all(conn, sid), _stored_messages(conn, sid)
+    return reads.read_all(conn, sid), stored_messages(conn, sid)
 
 
 def _fingerprint(rows: Sequence[StoredMessage]) -> list[tuple[int, str, str]]:
@@ -61,7 +56,7 @@ def replace_older(
     Raises:
         ConflictError: the stored rows are not ``expected`` any more; nothing written.
     """
-    if not _lock_existing(conn, sid) or _fingerprint(_stored_messages(conn, sid)) != (
+    if not lock_existing(conn, sid) or _fingerprint(stored_messages(conn, sid)) != (
         _fingerprint(expected)
     ):
         raise ConflictError(f"session {sid!r} changed while compacting; nothing was written")
@@ -72,7 +67,7 @@ def replace_older(
         delete(messages_table).where(messages_table.c.session_id == sid, seq >= first, seq <= last)
     )
     stamp = replaced[-1].recorded_at
-    _insert_messages(conn, sid, summary, last - len(summary) + 1, stamp)
-    _sweep_blobs(conn, sid)
+    insert_messages(conn, sid, summary, last - len(summary) + 1, stamp)
+    sweep_blobs(conn, sid)
     count = len(expected) - len(replaced) + len(summary)
-    _record_change(conn, sid, count, now, (None, None))
+    record_change(conn, sid, count, now, (None, None))

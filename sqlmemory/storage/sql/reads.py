@@ -1,4 +1,10 @@
-"""Every statement that reads, as plain functions over a ``Connection``.
+"""The reads of whole histories, and building messages from their rows.
+
+Plain functions over a ``Connection``: the whole history (``load`` without a window), the
+number of messages, the ids of the sessions, the newest message (what ``pop`` takes), and
+what every message read shares: running a statement for its rows, the newest-first page
+statements, and building messages from rows with their block rows and blob bytes. The
+windowed tail read is in :mod:`~sqlmemory.storage.sql.tail_reads`.
 
 Both front doors run these: the sync storage inside ``engine.begin()``, the async one
 through ``AsyncConnection.run_sync``. None of them commits.
@@ -7,39 +13,29 @@ through ``AsyncConnection.run_sync``. None of them commits.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol, cast
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from sqlalchemy import (
     ClauseElement,
-    CompoundSelect,
     Connection,
     Dialect,
     Executable,
     Integer,
     Select,
-    and_,
     bindparam,
     func,
-    literal_column,
     select,
-    true,
-    union_all,
 )
 from sqlalchemy.sql.compiler import SQLCompiler
 
 from sqlmemory._gc import gc_paused
-from sqlmemory.policy import TailPolicy
-from sqlmemory.policy.groups import HEAD_ROLES, Item
 from sqlmemory.storage.sql.codec import (
     MESSAGE_FIELDS,
     N_BLOCKS,
-    ROLE,
     SEQ,
     decode_block,
     decode_message,
-    entry_of,
 )
 from sqlmemory.storage.sql.schema import (
     MESSAGE_COLUMNS,
@@ -50,29 +46,24 @@ from sqlmemory.storage.sql.schema import (
 )
 from sqlmemory.types import Block, Message
 
-__all__ = ["DEFAULT_PAGE", "count", "newest", "read_all", "read_tail", "session_ids"]
+__all__ = [
+    "BlockRows",
+    "Row",
+    "build_messages",
+    "count",
+    "fetch_rows",
+    "newest",
+    "page_statements",
+    "read_all",
+    "session_ids",
+]
 
-DEFAULT_PAGE = 64
-"""Messages read by the first page of a tail read, for policies that give no hint."""
-HEAD_PAGE = 4
-"""Messages read from the start of a session to find its head (its leading instructions)
-for a policy with ``keep_system``; a longer head is read in pages twice the size."""
-# A message row is a tuple of MESSAGE_FIELDS (see codec); a head-and-newest row has its
-# in_head flag after them.
+# A message row is a tuple of MESSAGE_FIELDS (see codec).
 Row = Sequence[Any]
-IN_HEAD = len(MESSAGE_FIELDS)
 if tuple(c.name for c in MESSAGE_COLUMNS) != MESSAGE_FIELDS:  # pragma: no cover
     raise ImportError("MESSAGE_COLUMNS and codec.MESSAGE_FIELDS disagree")
-HEAD_ROLE_NAMES = frozenset(role.value for role in HEAD_ROLES)
-BLOCK_COLUMNS = tuple(c for c in blocks_table.c if c.name != "session_id")
-"""The block columns a page read joins to its message rows (``position`` is NULL on
-the one row of a message without block rows)."""
-BLOCK_NAMES = tuple(c.name for c in BLOCK_COLUMNS)
 BlockRows = dict[int, list[Mapping[str, Any]]]
 """Block rows by message seq, as read with their page."""
-MAX_PAGE = 2**31 - 1
-"""The largest page bound into ``LIMIT`` (PostgreSQL binds it as a 32-bit integer); a
-policy asking for more (``recent(10**30)``) reads pages of this size until it is done."""
 
 
 @functools.lru_cache(maxsize=64)
@@ -85,7 +76,7 @@ def _compiled(
     return str(compiled), tuple(compiled.positiontup or ()), compiled.params
 
 
-def _rows(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> list[Row]:
+def fetch_rows(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> list[Row]:
     """The rows of a message read, as tuples of :data:`MESSAGE_FIELDS`.
 
     On SQLite the statement, compiled once from Core, runs as driver SQL: its values need
@@ -162,7 +153,7 @@ def _blobs(
     return {sha: (bytes(data), width, height) for sha, data, width, height in found}
 
 
-def _messages(
+def build_messages(
     conn: Connection, sid: str, rows: Sequence[Row], known: BlockRows | None = None
 ) -> list[Message]:
     """Build messages from their rows, reading block rows (those not ``known`` already)
@@ -190,13 +181,14 @@ def _history_statement() -> Executable:
 def read_all(conn: Connection, sid: str) -> list[Message]:
     """The whole history of the session, oldest first."""
     with gc_paused():
-        rows = _rows(conn, _history_statement(), {"sid": sid})
-        return _messages(conn, sid, rows)
+        rows = fetch_rows(conn, _history_statement(), {"sid": sid})
+        return build_messages(conn, sid, rows)
 
 
 @functools.cache
-def _page_statements() -> tuple[Select[Any], Select[Any]]:
-    """Newest-first pages of a session: the first one, and the one before a seq."""
+def page_statements() -> tuple[Select[Any], Select[Any]]:
+    """Newest-first pages of a session: the first one, and the one before a seq (what
+    :func:`newest` reads, and the pages of :mod:`~sqlmemory.storage.sql.tail_reads`)."""
     newest = (
         select(*MESSAGE_COLUMNS)
         .where(messages_table.c.session_id == bindparam("sid"))
@@ -206,273 +198,13 @@ def _page_statements() -> tuple[Select[Any], Select[Any]]:
     return newest, newest.where(messages_table.c.seq < bindparam("before"))
 
 
-@functools.cache
-def _head_statements(dialect: str) -> tuple[Executable, Executable]:
-    """Oldest-first pages of a session's head: the first one beside the newest page (one
-    statement, so a window that pins the head still costs one round trip), and the one
-    after a seq, for heads longer than a page.
-
-    Both are ordered scans of the ``(session_id, seq)`` key that stop after ``LIMIT``
-    rows, whatever the history's length. (A statement bounded by "the seq of the first
-    message that is not an instruction" reads the whole session on MariaDB, which does
-    not turn that subquery into a range.)
-    """
-    by_seq = messages_table.c.seq
-    oldest = (
-        select(*MESSAGE_COLUMNS)
-        .where(messages_table.c.session_id == bindparam("sid"))
-        .order_by(by_seq)
-        .limit(bindparam("head_page", type_=Integer))
-    )
-    newest, _ = _page_statements()
-    head = oldest.add_columns(literal_column("1", Integer).label("in_head"))
-    tail = newest.add_columns(literal_column("0", Integer).label("in_head"))
-    if dialect == "sqlite":
-        # SQLite takes no parenthesised SELECT in a UNION: each half is a subquery. The
-        # others get the parentheses, which MariaDB runs without temporary tables (the
-        # subqueries' cost it twice the newest page alone).
-        both = union_all(select(head.subquery()), select(tail.subquery()))
-    else:
-        both = union_all(head, tail)
-    return both, oldest.where(by_seq > bindparam("after"))
-
-
-@functools.cache
-def _with_blocks(statement: Select[Any] | CompoundSelect[Any], dialect: str) -> Select[Any]:
-    """``statement`` (a page of message rows) with the block rows of its messages: each
-    message row once per block row (once, its block columns NULL, if it has none), by
-    seq and position. One statement is one snapshot, so a page read in autocommit needs
-    no second statement for its tool calls or output texts.
-
-    On PostgreSQL the block rows come from a ``LATERAL`` subquery, one probe of the
-    blocks' ``(session_id, seq)`` key per message of the page: joined plainly (or
-    through a subquery it may flatten), the planner merges or hashes every block row of
-    the session, so a window of a tool-calling agent cost more the longer its history.
-    SQLite and MySQL/MariaDB probe the key per row of a plain join already.
-    """
-    page = statement.subquery("page")
-    blocks = blocks_table.c
-    on = (page.c.n_blocks > 0, blocks.session_id == bindparam("sid"), blocks.seq == page.c.seq)
-    joined: Any = blocks_table
-    condition: Any = and_(*on)
-    if dialect == "postgresql":
-        # OFFSET keeps the planner from pulling the subquery up into a plain join.
-        joined = select(*BLOCK_COLUMNS).where(*on).offset(0).lateral("found")
-        condition = true()
-    return (
-        select(page, *(joined.c[c.name] for c in BLOCK_COLUMNS))
-        .outerjoin(joined, condition)
-        # A message in both the head and the newest page comes twice, each copy whole.
-        .order_by(page.c.seq.desc(), *page.c[IN_HEAD:], joined.c.position)
-    )
-
-
-def _split(joined: Sequence[Row], width: int, blocks: BlockRows) -> list[Row]:
-    """The message rows of a :func:`_with_blocks` read, newest first (a message read twice,
-    in the head and in the newest page, once for each), its block rows put in ``blocks``.
-
-    A message row keeps the block columns of its first row after its ``width`` fields:
-    the codec reads those fields by position only.
-    """
-    rows: list[Row] = []
-    last: Any = None
-    position = width + 1
-    found: list[Mapping[str, Any]] = []
-    seq: Any = None
-    for r in joined:
-        if r[position] is None:  # a message without block rows: its only row
-            rows.append(r)
-            last = None
-            continue
-        key = (r[SEQ], r[width - 1])
-        if key != last:
-            last = key
-            rows.append(r)
-            found = []
-            seq = r[SEQ]
-            if seq not in blocks:
-                blocks[seq] = found
-        if blocks[seq] is found:
-            found.append(dict(zip(BLOCK_NAMES, r[width:], strict=True)))
-    return rows
-
-
-def _older_page(
-    conn: Connection, sid: str, page: int, before: Row | None, blocks: BlockRows | None = None
-) -> list[Row]:
-    """The ``page`` messages before ``before`` (the newest if ``None``), oldest first; with
-    ``blocks``, their block rows are read by the same statement and put there."""
-    first_page, older_page = _page_statements()
-    statement = first_page if before is None else older_page
-    params = {"sid": sid, "page": page}
-    if before is not None:
-        params["before"] = before[SEQ]
-    if blocks is None:
-        chunk = _rows(conn, statement, params)
-    else:
-        joined = _rows(conn, _with_blocks(statement, conn.dialect.name), params)
-        chunk = _split(joined, len(MESSAGE_FIELDS), blocks)
-    chunk.reverse()
-    return chunk
-
-
 def newest(conn: Connection, sid: str) -> tuple[int, Message, bool] | None:
     """The newest message with its seq, and whether an older one exists; ``None`` if empty.
 
     One statement reads the two newest rows; content is read for the newest only.
     """
-    rows = _older_page(conn, sid, 2, None)
+    first_page, _ = page_statements()
+    rows = fetch_rows(conn, first_page, {"sid": sid, "page": 2})
     if not rows:
         return None
-    return int(rows[-1][SEQ]), _messages(conn, sid, rows[-1:])[0], len(rows) > 1
-
-
-def _head_length(rows: Sequence[Row]) -> int:
-    length = 0
-    while length < len(rows) and rows[length][ROLE] in HEAD_ROLE_NAMES:
-        length += 1
-    return length
-
-
-class _NeedsTransaction(Exception):
-    """A one-statement read found that it needs another statement."""
-
-
-@dataclass
-class _Tail:
-    """What a tail read has found so far, oldest first."""
-
-    conn: Connection
-    sid: str
-    policy: TailPolicy
-    one_statement: bool
-    page: int
-    """The size of the page read last."""
-    head: list[Row] = field(default_factory=list)
-    """The leading instructions, read apart for a policy with ``keep_system``."""
-    rows: list[Row] = field(default_factory=list)
-    """The rows of the tail, after the head."""
-    items: list[Any] = field(default_factory=list)
-    """What the policy reads of each row: entries, or messages if it needs content."""
-    blocks: BlockRows = field(default_factory=dict)
-    """The block rows read with the pages, by seq."""
-
-    def items_of(self, rows: list[Row]) -> list[Any]:
-        if not self.policy.needs_content:
-            return [entry_of(r) for r in rows]
-        return self.messages(rows)
-
-    def add_older(self, older: list[Row]) -> bool:
-        """Put ``older`` (a page, oldest first) before the rows; True at the history's start."""
-        at_start = len(older) < self.page
-        if self.head:
-            # A short history's newest page reaches back into the head: those rows are
-            # the head's, not the tail's.
-            boundary = self.head[-1][SEQ]
-            after_head = [r for r in older if r[SEQ] > boundary]
-            at_start = at_start or len(after_head) < len(older)
-            older = after_head
-        self.rows = older + self.rows
-        self.items = self.items_of(older) + self.items
-        return at_start
-
-    def read_older(self) -> list[Row]:
-        if self.one_statement:
-            raise _NeedsTransaction
-        self.page = min(self.page * 2, MAX_PAGE)
-        return _older_page(self.conn, self.sid, self.page, self.rows[0], self.blocks)
-
-    def read_head_and_newest(self) -> list[Row]:
-        """Read the head into :attr:`head` and return the newest page, in one statement
-        unless the head is longer than :data:`HEAD_PAGE` messages."""
-        both, after = _head_statements(self.conn.dialect.name)
-        params = {"sid": self.sid, "page": self.page, "head_page": HEAD_PAGE}
-        joined = _rows(self.conn, _with_blocks(both, self.conn.dialect.name), params)
-        rows = _split(joined, IN_HEAD + 1, self.blocks)
-        head_page: list[Row] = sorted((r for r in rows if r[IN_HEAD]), key=lambda r: r[SEQ])
-        newest: list[Row] = sorted((r for r in rows if not r[IN_HEAD]), key=lambda r: r[SEQ])
-        size = HEAD_PAGE
-        while True:
-            length = _head_length(head_page)
-            self.head += head_page[:length]
-            if length < size:
-                return newest
-            if self.one_statement:
-                raise _NeedsTransaction
-            size = min(size * 2, MAX_PAGE)
-            params = {"sid": self.sid, "head_page": size, "after": self.head[-1][SEQ]}
-            head_page = _rows(self.conn, after, params)
-
-    def messages(self, rows: list[Row]) -> list[Message]:
-        if self.one_statement and self._needs_more(rows):
-            raise _NeedsTransaction
-        return _messages(self.conn, self.sid, rows, self.blocks)
-
-    def _needs_more(self, rows: list[Row]) -> bool:
-        """Whether building ``rows`` takes another statement: for block rows not read
-        with the page (a long head's), or for blob bytes."""
-        blocks = self.blocks
-        for r in rows:
-            if r[N_BLOCKS]:
-                found = blocks.get(r[SEQ])
-                if found is None or any(b["blob_sha256"] is not None for b in found):
-                    return True
-        return False
-
-
-def read_tail(
-    conn: Connection, sid: str, policy: TailPolicy, *, one_statement: bool = False
-) -> list[Message] | None:
-    """The policy's window, reading pages of the newest messages until it is decided.
-
-    Pages double in size, so a window over w messages costs O(log w) queries whatever
-    the history's length; blocks and blob bytes are read only for the messages chosen.
-    A policy with ``keep_system`` gets the head of the history (its leading
-    instructions) from the same first statement. With ``one_statement``, returns
-    ``None`` instead of running a second statement (the caller then reads again inside
-    a snapshot transaction).
-    """
-    page = min(max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1), MAX_PAGE)
-    tail = _Tail(conn, sid, policy, one_statement, page)
-    try:
-        if not getattr(policy, "keep_system", False):
-            newest = _older_page(conn, sid, page, None, tail.blocks)
-            chosen = _decide(tail, newest, policy.select)
-            return _window(tail, chosen, [])
-        pinning = cast(_PinningPolicy, policy)
-        newest = tail.read_head_and_newest()
-        head = tail.items_of(tail.head)
-        chosen = _decide(tail, newest, lambda items, done: pinning.select(items, done, head=head))
-        return _window(tail, chosen, head)
-    except _NeedsTransaction:
-        return None
-
-
-def _decide(
-    tail: _Tail, newest: list[Row], select: Callable[[list[Any], bool], list[int] | None]
-) -> list[int]:
-    """Read older pages until ``select`` decides; its indices into the tail's items."""
-    older = newest
-    while True:
-        at_start = tail.add_older(older)
-        chosen = select(tail.items, at_start)
-        if chosen is not None:
-            return chosen
-        if at_start:
-            raise TypeError(f"{tail.policy!r}.select() returned None for a whole history")
-        older = tail.read_older()
-
-
-def _window(tail: _Tail, chosen: list[int], head: list[Any]) -> list[Message]:
-    if tail.policy.needs_content:
-        return [*head, *(tail.items[i] for i in chosen)]
-    picked = [tail.rows[i] for i in chosen]
-    return [*tail.messages(tail.head), *tail.messages(picked)]
-
-
-class _PinningPolicy(TailPolicy, Protocol):
-    """A tail policy with a true ``keep_system``: its ``select`` takes the head too."""
-
-    def select(
-        self, tail: Sequence[Item], complete: bool, *, head: Sequence[Item] = ()
-    ) -> list[int] | None: ...
+    return int(rows[0][SEQ]), build_messages(conn, sid, rows[:1])[0], len(rows) > 1

@@ -1,9 +1,10 @@
 """The statements of session records: read one, page through them, set one, prune them.
 
 Plain functions over a ``Connection``, like :mod:`~sqlmemory.storage.sql.reads` and
-:mod:`~sqlmemory.storage.sql.writes` (whose session lock the writes here take first). The
-record is the ``sqlmemory_sessions`` row; the writes of ``writes.py`` keep its
-``message_count`` and ``updated_at`` in the same transaction as the messages they change.
+:mod:`~sqlmemory.storage.sql.writes`; the writes here take the session lock of
+:mod:`~sqlmemory.storage.sql.session_lock` first. The record is the ``sqlmemory_sessions``
+row; every write of messages keeps its ``message_count`` and ``updated_at`` (through
+``session_lock``) in the same transaction as the messages it changes.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from sqlmemory.storage.records import SessionInfo, info_of
 from sqlmemory.storage.sql import base64_text
 from sqlmemory.storage.sql.column_types import Key, UTCDateTime
 from sqlmemory.storage.sql.schema import messages_table, sessions_table
-from sqlmemory.storage.sql.writes import _later, _lock_session
+from sqlmemory.storage.sql.session_lock import later, lock_session
 
 __all__ = ["list_page", "prune", "session_info", "update_session"]
 
@@ -127,14 +128,14 @@ def list_page(
 def update_session(conn: Connection, sid: str, values: dict[str, Any], now: datetime) -> None:
     """Set the record's ``values`` (``title``, ``metadata_json``) under the session's lock,
     creating the record if needed; its ``updated_at`` moves to ``now``."""
-    _lock_session(conn, sid, 0, now, now, keep_history=True)
+    lock_session(conn, sid, 0, now, now, keep_history=True)
     if "title" in values and conn.dialect.name == "postgresql":
         values = dict(values)
         base64_text.escape([values], base64_text.SESSION_TEXT)
     conn.execute(
         update(sessions_table)
         .where(_session.session_id == sid)
-        .values(**values, updated_at=_later(_session.updated_at, now))
+        .values(**values, updated_at=later(_session.updated_at, now))
     )
 
 

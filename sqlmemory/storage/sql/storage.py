@@ -46,7 +46,7 @@ from sqlmemory.storage.records import (
     metadata_json,
     page_of,
 )
-from sqlmemory.storage.sql import compact, reads, record_queries, writes
+from sqlmemory.storage.sql import compact, deletes, reads, record_queries, tail_reads, writes
 from sqlmemory.storage.sql._io import (
     call_summarizer,
     create_engine,
@@ -142,14 +142,16 @@ class SqlStorage(SqlStorageBase[Engine]):
             with translate_db_errors(action):
                 try:
                     with self._one_statement_reader.connect() as conn:
-                        found = run_sync(conn, reads.read_tail, sid, policy, one_statement=True)
+                        found = run_sync(
+                            conn, tail_reads.read_tail, sid, policy, one_statement=True
+                        )
                 except DBAPIError as exc:
                     if not exc.connection_invalidated:
                         raise
                     # A dead connection: the read below runs on a fresh one.
             if found is not None:
                 return found
-        found = self._run(action, False, reads.read_tail, sid, policy)
+        found = self._run(action, False, tail_reads.read_tail, sid, policy)
         assert found is not None  # noqa: S101 - only one_statement reads give up
         return found
 
@@ -210,12 +212,12 @@ class SqlStorage(SqlStorageBase[Engine]):
         """Delete the oldest messages so at most ``keep`` remain; returns how many went."""
         sid = check_session_id(session_id)
         check_count(keep, "keep")
-        return self._run("evict", True, writes.evict, sid, keep, utc_now())
+        return self._run("evict", True, deletes.evict, sid, keep, utc_now())
 
     def clear(self, session_id: str) -> int:
         """Delete the session and all it owns; returns the number of messages deleted."""
         sid = check_session_id(session_id)
-        return self._run("clear", True, writes.clear, sid)
+        return self._run("clear", True, deletes.clear, sid)
 
     def pop(self, session_id: str) -> Message | None:
         """Remove and return the newest message, as stored; ``None`` when there is none.
@@ -229,7 +231,7 @@ class SqlStorage(SqlStorageBase[Engine]):
             'pong'
         """
         sid = check_session_id(session_id)
-        return self._run("pop", True, writes.pop, sid, utc_now())
+        return self._run("pop", True, deletes.pop, sid, utc_now())
 
     def _pop_keeping(
         self, session_id: str, keep: Callable[[Message], Sequence[Message]]
@@ -237,7 +239,7 @@ class SqlStorage(SqlStorageBase[Engine]):
         """:meth:`pop`, storing ``keep(popped)`` in its place in the same transaction (for
         an adapter whose item is part of a stored message); ``keep`` must not do I/O."""
         sid = check_session_id(session_id)
-        return self._run("pop", True, writes.pop, sid, utc_now(), keep)
+        return self._run("pop", True, deletes.pop, sid, utc_now(), keep)
 
     def compact(
         self, session_id: str, summarize: Summarizer, *, keep: Policy = DEFAULT_KEEP

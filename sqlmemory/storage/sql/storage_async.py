@@ -5,8 +5,12 @@ rewrites it into :mod:`sqlmemory.storage.sql.storage` (``SqlStorage``, over an
 ``Engine``), and a test fails when the two drift. The I/O that really differs between the
 flavours (cancellation, sleeping, running the shared SQL functions) is in
 :mod:`~sqlmemory.storage.sql._io_async` and its twin :mod:`~sqlmemory.storage.sql._io`.
-The SQL itself is written once, in :mod:`~sqlmemory.storage.sql.reads` and
-:mod:`~sqlmemory.storage.sql.writes`.
+The SQL itself is written once, as functions over a ``Connection``: the reads in
+:mod:`~sqlmemory.storage.sql.reads` and :mod:`~sqlmemory.storage.sql.tail_reads`, the
+writes in :mod:`~sqlmemory.storage.sql.writes` and :mod:`~sqlmemory.storage.sql.deletes`
+(both under the lock of :mod:`~sqlmemory.storage.sql.session_lock`), ``compact``'s in
+:mod:`~sqlmemory.storage.sql.compact` and the records' in
+:mod:`~sqlmemory.storage.sql.record_queries`.
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from sqlmemory.storage.records import (
     metadata_json,
     page_of,
 )
-from sqlmemory.storage.sql import compact, reads, record_queries, writes
+from sqlmemory.storage.sql import compact, deletes, reads, record_queries, tail_reads, writes
 from sqlmemory.storage.sql._io_async import (
     call_summarizer,
     create_engine,
@@ -152,7 +156,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
                 try:
                     async with self._one_statement_reader.connect() as conn:
                         found = await run_sync(
-                            conn, reads.read_tail, sid, policy, one_statement=True
+                            conn, tail_reads.read_tail, sid, policy, one_statement=True
                         )
                 except DBAPIError as exc:
                     if not exc.connection_invalidated:
@@ -160,7 +164,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
                     # A dead connection: the read below runs on a fresh one.
             if found is not None:
                 return found
-        found = await self._run(action, False, reads.read_tail, sid, policy)
+        found = await self._run(action, False, tail_reads.read_tail, sid, policy)
         assert found is not None  # noqa: S101 - only one_statement reads give up
         return found
 
@@ -221,12 +225,12 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         """Delete the oldest messages so at most ``keep`` remain; returns how many went."""
         sid = check_session_id(session_id)
         check_count(keep, "keep")
-        return await self._run("evict", True, writes.evict, sid, keep, utc_now())
+        return await self._run("evict", True, deletes.evict, sid, keep, utc_now())
 
     async def clear(self, session_id: str) -> int:
         """Delete the session and all it owns; returns the number of messages deleted."""
         sid = check_session_id(session_id)
-        return await self._run("clear", True, writes.clear, sid)
+        return await self._run("clear", True, deletes.clear, sid)
 
     async def pop(self, session_id: str) -> Message | None:
         """Remove and return the newest message, as stored; ``None`` when there is none.
@@ -240,7 +244,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
             'pong'
         """
         sid = check_session_id(session_id)
-        return await self._run("pop", True, writes.pop, sid, utc_now())
+        return await self._run("pop", True, deletes.pop, sid, utc_now())
 
     async def _pop_keeping(
         self, session_id: str, keep: Callable[[Message], Sequence[Message]]
@@ -248,7 +252,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         """:meth:`pop`, storing ``keep(popped)`` in its place in the same transaction (for
         an adapter whose item is part of a stored message); ``keep`` must not do I/O."""
         sid = check_session_id(session_id)
-        return await self._run("pop", True, writes.pop, sid, utc_now(), keep)
+        return await self._run("pop", True, deletes.pop, sid, utc_now(), keep)
 
     async def compact(
         self, session_id: str, summarize: AsyncSummarizer, *, keep: Policy = DEFAULT_KEEP

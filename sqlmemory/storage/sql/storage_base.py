@@ -2,7 +2,9 @@
 
 Nothing here does I/O; the two front doors (:mod:`sqlmemory.storage.sql.storage_async` and
 its generated twin :mod:`sqlmemory.storage.sql.storage`) run the SQL functions of
-:mod:`~sqlmemory.storage.sql.reads` and :mod:`~sqlmemory.storage.sql.writes`.
+:mod:`~sqlmemory.storage.sql.reads`, :mod:`~sqlmemory.storage.sql.tail_reads`,
+:mod:`~sqlmemory.storage.sql.writes` and :mod:`~sqlmemory.storage.sql.deletes` (and of
+``compact`` and ``record_queries``).
 """
 
 from __future__ import annotations

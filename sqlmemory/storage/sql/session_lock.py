@@ -1,0 +1,211 @@
+"""The session lock, and the upkeep of the session's record that every write shares.
+
+Every write takes the session's lock (an upsert of its ``sqlmemory_sessions`` row, or a
+``SELECT ... FOR UPDATE`` of a row that must exist already) before it reads or deletes
+anything, so writers of one session queue on one row while writers of other sessions
+never meet. The functions here take that lock, keep the record in step with the messages
+a write changed (message count, ``updated_at``, the history chain ``save`` trusts) and
+delete what a write leaves behind: a whole session, or blobs no block references.
+
+Plain functions over a ``Connection``, used by :mod:`~sqlmemory.storage.sql.writes`,
+:mod:`~sqlmemory.storage.sql.deletes`, :mod:`~sqlmemory.storage.sql.compact` and
+:mod:`~sqlmemory.storage.sql.record_queries`. None of them commits.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Executable, bindparam, case, delete, exists, select, update
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+
+from sqlmemory.storage.sql.save_plan import SessionLock
+from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table, sessions_table
+
+__all__ = [
+    "delete_session",
+    "later",
+    "lock_existing",
+    "lock_session",
+    "record_change",
+    "remember_history",
+    "set_session",
+    "sweep_blobs",
+]
+
+
+def later(stored: Any, new: Any) -> Any:
+    """SQL for the later of two times: a session's clocks never go backwards."""
+    return case((stored > new, stored), else_=new)
+
+
+@functools.cache
+def _lock_statements(dialect: str, keep_history: bool) -> tuple[Executable, Executable | None]:
+    """The session upsert of ``dialect`` (and, where it cannot RETURN, the read after it).
+
+    ``keep_history`` says whether the session's history chain survives (``save``, which
+    sets it itself once it knows the history it leaves, and ``update_session``) or is
+    cleared (an append, which also counts its messages on the record and moves its
+    ``updated_at``). A new record starts with ``k`` messages, updated now.
+    Built once: constructing SQLAlchemy statements costs more than sending them.
+    """
+    values: dict[str, Any] = {
+        "session_id": bindparam("sid"),
+        "next_seq": bindparam("k") + 1,
+        "last_recorded_at": bindparam("clock"),
+        "created_at": bindparam("now"),
+        "updated_at": bindparam("now"),
+        "message_count": bindparam("k"),
+    }
+    session = sessions_table.c
+    cleared: dict[str, Any] = {}
+    if not keep_history:
+        # An append: the record counts the new messages and its clock moves.
+        cleared = {
+            "history_digest": None,
+            "history_len": None,
+            "message_count": session.message_count + bindparam("k"),
+            "updated_at": later(session.updated_at, bindparam("now")),
+        }
+    returned = (
+        session.next_seq,
+        session.last_recorded_at,
+        session.history_digest,
+        session.history_len,
+    )
+    if dialect in ("mysql", "mariadb"):
+        my = mysql.insert(sessions_table).values(values)
+        upsert = my.on_duplicate_key_update(
+            next_seq=session.next_seq + bindparam("k"),
+            last_recorded_at=case(
+                (session.last_recorded_at > my.inserted.last_recorded_at, session.last_recorded_at),
+                else_=my.inserted.last_recorded_at,
+            ),
+            **cleared,
+        )
+        read = select(*returned).where(session.session_id == bindparam("sid"))
+        return upsert, read
+    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    ins = insert_of(sessions_table).values(values)
+    upsert_returning = ins.on_conflict_do_update(
+        index_elements=[session.session_id],
+        set_={
+            "next_seq": session.next_seq + bindparam("k"),
+            "last_recorded_at": case(
+                (
+                    session.last_recorded_at > ins.excluded.last_recorded_at,
+                    session.last_recorded_at,
+                ),
+                else_=ins.excluded.last_recorded_at,
+            ),
+            **cleared,
+        },
+    ).returning(*returned)
+    return upsert_returning, None
+
+
+def lock_session(
+    conn: Connection,
+    sid: str,
+    k: int,
+    clock: datetime,
+    now: datetime,
+    *,
+    keep_history: bool = False,
+) -> SessionLock:
+    """Take the session's lock, creating its row if needed, and allocate ``k`` seqs.
+
+    The upsert takes the row lock in the same statement on every backend, so concurrent
+    writers of one session queue here while writers of other sessions never meet. The
+    session's history chain is cleared unless ``keep_history``. ``clock`` is the store's
+    stamp for the messages, ``now`` the wall clock (the record's ``updated_at``).
+    """
+    upsert, read = _lock_statements(conn.dialect.name, keep_history)
+    params: dict[str, Any] = {"sid": sid, "k": k, "clock": clock, "now": now}
+    result = conn.execute(upsert, params)
+    row = (conn.execute(read, params) if read is not None else result).one()
+    return SessionLock(int(row[0]) - k, row[1], row[2], row[3])
+
+
+def lock_existing(conn: Connection, sid: str) -> bool:
+    """Lock the session's row if it exists (SQLite's write lock is already held)."""
+    found = conn.execute(
+        select(sessions_table.c.session_id)
+        .where(sessions_table.c.session_id == sid)
+        .with_for_update()
+    ).first()
+    return found is not None
+
+
+def remember_history(conn: Connection, sid: str, digest: str | None, length: int | None) -> None:
+    """Set (or with ``None``, clear) the session's history digest."""
+    conn.execute(
+        update(sessions_table)
+        .where(sessions_table.c.session_id == sid)
+        .values(history_digest=digest, history_len=length)
+    )
+
+
+def set_session(
+    conn: Connection,
+    sid: str,
+    next_seq: int,
+    clock: datetime,
+    history: tuple[str, int],
+    now: datetime,
+) -> None:
+    """Record on the locked session row the seqs used, the clock and the history chain
+    that a save left, with its message count and ``updated_at``."""
+    conn.execute(
+        update(sessions_table)
+        .where(sessions_table.c.session_id == sid)
+        .values(
+            next_seq=next_seq,
+            last_recorded_at=clock,
+            history_digest=history[0],
+            history_len=history[1],
+            message_count=history[1],
+            updated_at=later(sessions_table.c.updated_at, now),
+        )
+    )
+
+
+def record_change(
+    conn: Connection, sid: str, count: Any, now: datetime, history: tuple[str | None, int | None]
+) -> None:
+    """After a write that changed the session's messages: its record's message count
+    (``count``, a number or SQL), ``updated_at`` and history chain."""
+    conn.execute(
+        update(sessions_table)
+        .where(sessions_table.c.session_id == sid)
+        .values(
+            message_count=count,
+            updated_at=later(sessions_table.c.updated_at, now),
+            history_digest=history[0],
+            history_len=history[1],
+        )
+    )
+
+
+def sweep_blobs(conn: Connection, sid: str) -> None:
+    """Delete the session's blobs that no block references any more."""
+    conn.execute(
+        delete(blobs_table).where(
+            blobs_table.c.session_id == sid,
+            ~exists().where(
+                blocks_table.c.session_id == blobs_table.c.session_id,
+                blocks_table.c.blob_sha256 == blobs_table.c.sha256,
+            ),
+        )
+    )
+
+
+def delete_session(conn: Connection, sid: str) -> int:
+    """Delete the session, its messages, blocks and blobs; returns messages deleted."""
+    deleted = conn.execute(
+        delete(messages_table).where(messages_table.c.session_id == sid)
+    ).rowcount
+    conn.execute(delete(sessions_table).where(sessions_table.c.session_id == sid))
+    return int(deleted)
