@@ -161,11 +161,11 @@ class SessionOwnerError(StorageError):
     Examples:
         >>> from sqlmemory import InMemoryStorage, Message
         >>> storage = InMemoryStorage()
-        >>> storage.owned_by("alice").append("chat-1", Message.user("Hi"))
-        >>> storage.owned_by("bob").append("chat-1", Message.user("Hello"))
+        >>> storage.owned_by("ann").append("c1", Message.user("Hi"))
+        >>> storage.owned_by("bob").append("c1", Message.user("Hello"))
         Traceback (most recent call last):
         ...
-        sqlmemory.errors.SessionOwnerError: session 'chat-1' is not owned by 'bob'; nothing was written
+        sqlmemory.errors.SessionOwnerError: session 'c1' is not owned by 'bob'; nothing was written
     """
 
 

@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SOURCES = {
     "sqlmemory/storage/base_async.py": "sqlmemory/storage/base.py",
+    "sqlmemory/storage/sql/front_async.py": "sqlmemory/storage/sql/front.py",
+    "sqlmemory/storage/sql/catalog_async.py": "sqlmemory/storage/sql/catalog.py",
     "sqlmemory/storage/sql/storage_async.py": "sqlmemory/storage/sql/storage.py",
     "sqlmemory/short_term_async.py": "sqlmemory/short_term.py",
 }
@@ -30,6 +32,8 @@ SOURCES = {
 
 NAMES = {
     "AsyncSqlStorage": "SqlStorage",
+    "AsyncSqlFront": "SqlFront",
+    "AsyncSqlCatalog": "SqlCatalog",
     "AsyncSessionView": "SessionView",
     "AsyncStorage": "Storage",
     "AsyncShortTermMemory": "ShortTermMemory",
@@ -38,6 +42,8 @@ NAMES = {
     "AsyncConnection": "Connection",
     "base_async": "base",
     "storage_async": "storage",
+    "front_async": "front",
+    "catalog_async": "catalog",
     "short_term_async": "short_term",
     "_io_async": "_io",
 }

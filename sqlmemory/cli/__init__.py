@@ -25,7 +25,7 @@ import click
 
 from sqlmemory.cli._command import DEFAULT_URL, PROG, URL_ENV, Command
 from sqlmemory.cli.demo import demo
-from sqlmemory.cli.owners import erase_owner
+from sqlmemory.cli.owner_commands import erase_owner
 from sqlmemory.cli.schema_commands import check, current, downgrade, migrate
 from sqlmemory.cli.sessions import delete, prune, sessions, show
 from sqlmemory.cli.transfer import export, import_

@@ -41,7 +41,8 @@ SESSION_COLUMNS: list[Column[SessionInfo]] = [
     Column("updated (UTC)", _updated),
     Column("messages", lambda info: info.message_count, align=">"),
 ]
-"""The columns of ``sqlmemory sessions``, in order; a new column is one more entry."""
+"""The columns of ``sqlmemory sessions``, in order; a new column is one more entry. The
+owner column shows only on a page where some session has an owner."""
 
 
 def shorten(text: str, width: int) -> str:
@@ -102,7 +103,9 @@ def sessions(
         more = " after that cursor" if cursor else ""
         click.echo(f"no sessions{where}{more} in {redact(storage.engine.url)}", err=True)
         return
-    for line in table(SESSION_COLUMNS, page.items):
+    owned = any(info.owner is not None for info in page.items)
+    columns = [c for c in SESSION_COLUMNS if owned or c.header != "owner"]
+    for line in table(columns, page.items):
         click.echo(line)
     if page.next_cursor is not None:
         click.echo(f"more sessions: the next page is --cursor {page.next_cursor}", err=True)

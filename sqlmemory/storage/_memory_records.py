@@ -78,7 +78,7 @@ class MemoryRecords:
         and writes nothing (``docs/many-users.md``).
 
         Examples:
-            >>> from sqlmemory import Message
+            >>> from sqlmemory import InMemoryStorage, Message
             >>> storage = InMemoryStorage()
             >>> alice = storage.owned_by("alice")
             >>> alice.append("chat-1", Message.user("Hi"))
@@ -229,7 +229,7 @@ class MemoryRecords:
         """Delete every session of ``owner`` with all it holds; the number deleted.
 
         Examples:
-            >>> from sqlmemory import Message
+            >>> from sqlmemory import InMemoryStorage, Message
             >>> storage = InMemoryStorage()
             >>> storage.owned_by("alice").append("chat-1", Message.user("Hi"))
             >>> storage.erase_owner("alice"), storage.sessions()

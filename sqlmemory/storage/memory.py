@@ -230,8 +230,7 @@ class InMemoryStorage(MemoryRecords):
         summaries = summary_messages(call_summarizer(summarize, list(older)), older, kept)
         summaries = check_messages(summaries, self.max_blob_bytes)
         with self._lock:
-            self._claim(session_id)
-            now = self._sessions.get(session_id, [])
+            now = self._history(session_id)  # [] once it is not this owner's any more
             if now != history:  # the same test as SQL's: ids, content and times
                 raise ConflictError(
                     f"session {session_id!r} changed while compacting; nothing was written"

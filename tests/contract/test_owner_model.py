@@ -59,7 +59,7 @@ def test_each_owners_view_equals_a_model_of_only_their_sessions(subject: Subject
             text = f"t{next(counter)}"
             storage.append(sid, Message.user(text))
             self.owner_of.setdefault(sid, None)
-            self.texts[sid] = self.texts.get(sid, []) + [text]
+            self.texts[sid] = [*self.texts.get(sid, []), text]
 
         @rule(owner=owners, sid=sids, size=st.integers(0, 2))
         def save(self, owner: str, sid: str, size: int) -> None:

@@ -236,7 +236,7 @@ def test_erase_owner_deletes_all_of_the_owners_sessions_and_nothing_else(
     assert len(storage.load("b")) == 3
     assert storage.load("anon")[0].content[1].data == image_bytes(4, 4, seed=1)
     if subject.sql:
-        subject.assert_counts(sessions=2, messages=4, blocks=4, blobs=2)
+        subject.assert_counts(sessions=2, messages=4, blocks=2, blobs=2)
 
 
 def test_a_view_may_erase_its_own_owner_only(storage: Any) -> None:

@@ -29,9 +29,15 @@ from sqlmemory.types import Message
 __all__ = ["read_history", "replace_older"]
 
 
-def read_history(conn: Connection, sid: str) -> tuple[list[Message], list[StoredMessage]]:
-    """The whole history and the fingerprint of its rows, from one snapshot."""
-    return reads.read_all(conn, sid), stored_messages(conn, sid)
+def read_history(
+    conn: Connection, sid: str, owner: str | None = None
+) -> tuple[list[Message], list[StoredMessage]]:
+    """The whole history and the fingerprint of its rows, from one snapshot (nothing of a
+    session that is not ``owner``'s, when given)."""
+    history = reads.read_all(conn, sid, owner)
+    if not history:
+        return [], []
+    return history, stored_messages(conn, sid)
 
 
 def _fingerprint(rows: Sequence[StoredMessage]) -> list[tuple[int, str, str]]:
@@ -45,6 +51,7 @@ def replace_older(
     plan: CompactionPlan,
     summary: Sequence[EncodedMessage],
     now: datetime,
+    owner: str | None = None,
 ) -> None:
     """Replace the rows ``expected[plan.head:plan.cut]`` with ``summary``, under the lock.
 
@@ -55,8 +62,9 @@ def replace_older(
 
     Raises:
         ConflictError: the stored rows are not ``expected`` any more; nothing written.
+            A session no longer ``owner``'s (when given) has changed too.
     """
-    if not lock_existing(conn, sid) or _fingerprint(stored_messages(conn, sid)) != (
+    if not lock_existing(conn, sid, owner) or _fingerprint(stored_messages(conn, sid)) != (
         _fingerprint(expected)
     ):
         raise ConflictError(f"session {sid!r} changed while compacting; nothing was written")

@@ -30,10 +30,13 @@ from sqlmemory.types import DocumentBlock, ImageBlock, Message, Role
 __all__ = ["clear", "evict", "pop"]
 
 
-def evict(conn: Connection, sid: str, keep: int, now: datetime) -> int:
+def evict(
+    conn: Connection, sid: str, keep: int, now: datetime, owner: str | None = None
+) -> int:
     """Delete the oldest messages so at most ``keep`` remain, never leaving a tool
-    message at the head; returns how many were deleted."""
-    if not lock_existing(conn, sid):
+    message at the head; returns how many were deleted (none from a session that is
+    not ``owner``'s, when given)."""
+    if not lock_existing(conn, sid, owner):
         return 0
     # No session holds 2**62 messages; a larger keep keeps them all, and would overflow
     # the 64-bit OFFSET of every backend.
@@ -79,6 +82,7 @@ def pop(
     sid: str,
     now: datetime,
     keep: Callable[[Message], Sequence[Message]] | None = None,
+    owner: str | None = None,
 ) -> Message | None:
     """Delete the newest message under the session's lock and return it; ``None`` if empty.
 
@@ -86,9 +90,10 @@ def pop(
     session, as ``evict`` does. With ``keep``, the messages ``keep(popped)`` returns are
     appended in its place in the same transaction (the OpenAI Agents session's
     ``pop_item`` keeps the other outputs of a response so): no other writer's messages
-    can come between, and a failure leaves the session as it was.
+    can come between, and a failure leaves the session as it was. A session that is not
+    ``owner``'s (when given) is left as it is: ``None``.
     """
-    if not lock_existing(conn, sid):
+    if not lock_existing(conn, sid, owner):
         return None
     found = reads.newest(conn, sid)
     if found is None:
@@ -104,19 +109,20 @@ def pop(
         )
     )
     if kept:
-        append(conn, sid, kept, now)  # the bytes the kept blocks share are still stored
+        append(conn, sid, kept, now, owner)  # the bytes the kept blocks share are still stored
     if _holds_bytes(message):
         sweep_blobs(conn, sid)
     record_change(conn, sid, sessions_table.c.message_count - 1, now, (None, None))
     return message
 
 
-def clear(conn: Connection, sid: str) -> int:
-    """Delete the session, its messages, blocks and blobs; returns messages deleted.
+def clear(conn: Connection, sid: str, owner: str | None = None) -> int:
+    """Delete the session, its messages, blocks and blobs; returns messages deleted (none
+    of a session that is not ``owner``'s, when given).
 
     The session's lock comes first: deleting rows before it would race a concurrent
     append (a deadlock, or blobs deleted under the blocks it is inserting).
     """
-    if not lock_existing(conn, sid):
+    if not lock_existing(conn, sid, owner):
         return 0
     return delete_session(conn, sid)

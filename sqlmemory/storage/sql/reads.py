@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import (
     ClauseElement,
@@ -24,6 +24,7 @@ from sqlalchemy import (
     Integer,
     Select,
     bindparam,
+    exists,
     func,
     select,
 )
@@ -47,14 +48,17 @@ from sqlmemory.storage.sql.schema import (
 from sqlmemory.types import Block, Message
 
 __all__ = [
+    "OWNED",
     "BlockRows",
     "Row",
     "build_messages",
     "count",
     "fetch_rows",
     "newest",
+    "owner_params",
     "page_statements",
     "read_all",
+    "scoped",
     "session_ids",
 ]
 
@@ -91,21 +95,50 @@ def fetch_rows(conn: Connection, statement: Executable, params: Mapping[str, Any
     return list(conn.exec_driver_sql(sql, values).all())
 
 
-def count(conn: Connection, sid: str) -> int:
-    """The number of messages stored in the session."""
-    return int(
-        conn.scalar(
-            select(func.count())
-            .select_from(messages_table)
-            .where(messages_table.c.session_id == sid)
-        )
-        or 0
+OWNED = exists().where(
+    sessions_table.c.session_id == bindparam("sid"), sessions_table.c.owner == bindparam("owner")
+)
+"""Whether the session ``:sid`` belongs to ``:owner``: the condition an owned view's reads
+add to the statement that reads the session's rows, so the check and the read are one
+statement, one snapshot (and a windowed read still one round trip)."""
+
+S = TypeVar("S", bound=Select[Any])
+
+
+def scoped(statement: S, owned: bool) -> S:
+    """``statement`` limited to the sessions of ``:owner`` when ``owned``."""
+    return statement.where(OWNED) if owned else statement
+
+
+def owner_params(sid: str, owner: str | None, **params: Any) -> dict[str, Any]:
+    """The parameters of a read of ``sid``, with ``owner`` when the read is owned."""
+    params["sid"] = sid
+    if owner is not None:
+        params["owner"] = owner
+    return params
+
+
+@functools.cache
+def _count_statement(owned: bool) -> Select[Any]:
+    counted = (
+        select(func.count())
+        .select_from(messages_table)
+        .where(messages_table.c.session_id == bindparam("sid"))
     )
+    return scoped(counted, owned)
 
 
-def session_ids(conn: Connection, prefix: str | None) -> list[str]:
-    """Ids of the sessions that hold messages, sorted, optionally by prefix."""
+def count(conn: Connection, sid: str, owner: str | None = None) -> int:
+    """The number of messages stored in the session (0 when it is not ``owner``'s)."""
+    found = conn.scalar(_count_statement(owner is not None), owner_params(sid, owner))
+    return int(found or 0)
+
+
+def session_ids(conn: Connection, prefix: str | None, owner: str | None = None) -> list[str]:
+    """Ids of every stored session, sorted, optionally by prefix and by owner."""
     query = select(sessions_table.c.session_id)
+    if owner is not None:
+        query = query.where(sessions_table.c.owner == owner)
     if prefix:
         query = query.where(sessions_table.c.session_id.startswith(prefix, autoescape=True))
     # Filtered and sorted again here: SQLite's LIKE ignores ASCII case, and database
@@ -170,30 +203,34 @@ def build_messages(
 
 
 @functools.cache
-def _history_statement() -> Executable:
-    return (
+def _history_statement(owned: bool) -> Executable:
+    history = (
         select(*MESSAGE_COLUMNS)
         .where(messages_table.c.session_id == bindparam("sid"))
         .order_by(messages_table.c.seq)
     )
+    return scoped(history, owned)
 
 
-def read_all(conn: Connection, sid: str) -> list[Message]:
-    """The whole history of the session, oldest first."""
+def read_all(conn: Connection, sid: str, owner: str | None = None) -> list[Message]:
+    """The whole history of the session, oldest first (``[]`` when not ``owner``'s)."""
     with gc_paused():
-        rows = fetch_rows(conn, _history_statement(), {"sid": sid})
+        statement = _history_statement(owner is not None)
+        rows = fetch_rows(conn, statement, owner_params(sid, owner))
         return build_messages(conn, sid, rows)
 
 
 @functools.cache
-def page_statements() -> tuple[Select[Any], Select[Any]]:
+def page_statements(owned: bool = False) -> tuple[Select[Any], Select[Any]]:
     """Newest-first pages of a session: the first one, and the one before a seq (what
-    :func:`newest` reads, and the pages of :mod:`~sqlmemory.storage.sql.tail_reads`)."""
-    newest = (
+    :func:`newest` reads, and the pages of :mod:`~sqlmemory.storage.sql.tail_reads`);
+    limited to ``:owner``'s session when ``owned``."""
+    newest = scoped(
         select(*MESSAGE_COLUMNS)
         .where(messages_table.c.session_id == bindparam("sid"))
         .order_by(messages_table.c.seq.desc())
-        .limit(bindparam("page", type_=Integer))
+        .limit(bindparam("page", type_=Integer)),
+        owned,
     )
     return newest, newest.where(messages_table.c.seq < bindparam("before"))
 

@@ -35,7 +35,7 @@ from sqlmemory.storage.sql.column_types import Key, UTCDateTime
 from sqlmemory.storage.sql.schema import messages_table, sessions_table
 from sqlmemory.storage.sql.session_lock import later, lock_session
 
-__all__ = ["list_page", "prune", "session_info", "update_session"]
+__all__ = ["delete_locked", "list_page", "prune", "session_info", "update_session"]
 
 PRUNE_CHUNK = 500
 """Sessions locked and deleted per statement by :func:`prune`."""
@@ -43,6 +43,8 @@ PRUNE_CHUNK = 500
 _session = sessions_table.c
 PAGE_INDEX = "ix_sqlmemory_sessions_updated_at_session_id"
 """The index every page of :func:`list_page` is a range scan of (``schema.py``)."""
+OWNER_PAGE_INDEX = "ix_sqlmemory_sessions_owner_updated_at_session_id"
+"""The index every page of one owner's sessions is a range scan of."""
 RECORD_COLUMNS = (
     _session.session_id,
     _session.created_at,
@@ -51,12 +53,16 @@ RECORD_COLUMNS = (
     _session.title,
     _session.metadata_json,
     _session.text_base64,
+    _session.owner,
 )
 
 
-def session_info(conn: Connection, sid: str) -> SessionInfo | None:
-    """The session's record, or ``None``."""
-    row = conn.execute(select(*RECORD_COLUMNS).where(_session.session_id == sid)).first()
+def session_info(conn: Connection, sid: str, owner: str | None = None) -> SessionInfo | None:
+    """The session's record, or ``None`` (also when it is not ``owner``'s, if given)."""
+    query = select(*RECORD_COLUMNS).where(_session.session_id == sid)
+    if owner is not None:
+        query = query.where(_session.owner == owner)
+    row = conn.execute(query).first()
     return None if row is None else _info(row._mapping)
 
 
@@ -64,8 +70,9 @@ def _info(row: Mapping[Any, Any]) -> SessionInfo:
     return info_of(base64_text.decoded(row, base64_text.SESSION_TEXT))
 
 
-def _after(dialect: str) -> ColumnElement[bool]:
-    """``(updated_at, session_id) < (:at, :sid)``, as each database ranges over the index."""
+def _after(dialect: str, owned: bool) -> ColumnElement[bool]:
+    """``(updated_at, session_id) < (:at, :sid)``, as each database ranges over the index
+    (with ``owned``, over the owner's part of ``(owner, updated_at, session_id)``)."""
     at = bindparam("at", type_=UTCDateTime())
     sid = bindparam("after_sid", type_=Key())
     if dialect in ("mysql", "mariadb"):
@@ -73,18 +80,26 @@ def _after(dialect: str) -> ColumnElement[bool]:
         return or_(
             _session.updated_at < at, and_(_session.updated_at == at, _session.session_id < sid)
         )
+    if owned:
+        owner = bindparam("owner", type_=Key())
+        return tuple_(_session.owner, _session.updated_at, _session.session_id) < tuple_(
+            owner, at, sid
+        )
     return tuple_(_session.updated_at, _session.session_id) < tuple_(at, sid)
 
 
 @functools.cache
-def _page_statement(dialect: str, prefixed: bool, after: bool) -> Select[Any]:
+def _page_statement(dialect: str, prefixed: bool, after: bool, owned: bool) -> Select[Any]:
     """Newest first, ties by the greater id: a backward range scan of the
-    ``(updated_at, session_id)`` index that stops after ``LIMIT`` rows."""
+    ``(updated_at, session_id)`` index that stops after ``LIMIT`` rows; with ``owned``,
+    of the ``:owner``'s range of ``(owner, updated_at, session_id)``."""
     query = (
         select(*RECORD_COLUMNS)
         .order_by(_session.updated_at.desc(), _session.session_id.desc())
         .limit(bindparam("limit", type_=Integer))
     )
+    if owned:
+        query = query.where(_session.owner == bindparam("owner", type_=Key()))
     if prefixed:
         pattern = bindparam("pattern", type_=Key())
         query = query.where(_session.session_id.like(pattern, escape="/"))
@@ -94,11 +109,11 @@ def _page_statement(dialect: str, prefixed: bool, after: bool) -> Select[Any]:
             prefix = bindparam("prefix", type_=Key())
             query = query.where(func.substr(_session.session_id, 1, length) == prefix)
     if after:
-        query = query.where(_after(dialect))
+        query = query.where(_after(dialect, owned))
     if dialect in ("mysql", "mariadb"):
         # MariaDB's cost model prefers a full scan and a sort once the range holds most
         # rows, though LIMIT stops the index scan after a page.
-        hint = f"FORCE INDEX ({PAGE_INDEX})"
+        hint = f"FORCE INDEX ({OWNER_PAGE_INDEX if owned else PAGE_INDEX})"
         query = query.with_hint(sessions_table, hint, "mysql").with_hint(
             sessions_table, hint, "mariadb"
         )
@@ -113,11 +128,19 @@ def _like_prefix(prefix: str) -> str:
 
 
 def list_page(
-    conn: Connection, prefix: str | None, limit: int, after: tuple[datetime, str] | None
+    conn: Connection,
+    prefix: str | None,
+    limit: int,
+    after: tuple[datetime, str] | None,
+    owner: str | None = None,
 ) -> list[SessionInfo]:
-    """At most ``limit`` records, the most recently updated first, after the ``after`` key."""
-    statement = _page_statement(conn.dialect.name, bool(prefix), after is not None)
+    """At most ``limit`` records, the most recently updated first, after the ``after`` key;
+    only ``owner``'s when given."""
+    owned = owner is not None
+    statement = _page_statement(conn.dialect.name, bool(prefix), after is not None, owned)
     params: dict[str, Any] = {"limit": limit}
+    if owned:
+        params["owner"] = owner
     if prefix:
         params.update(pattern=_like_prefix(prefix), prefix=prefix, prefix_length=len(prefix))
     if after is not None:
@@ -125,10 +148,13 @@ def list_page(
     return [_info(row) for row in conn.execute(statement, params).mappings()]
 
 
-def update_session(conn: Connection, sid: str, values: dict[str, Any], now: datetime) -> None:
-    """Set the record's ``values`` (``title``, ``metadata_json``) under the session's lock,
-    creating the record if needed; its ``updated_at`` moves to ``now``."""
-    lock_session(conn, sid, 0, now, now, keep_history=True)
+def update_session(
+    conn: Connection, sid: str, values: dict[str, Any], now: datetime, owner: str | None = None
+) -> None:
+    """Set the record's ``values`` (``title``, ``metadata_json``, ``owner``) under the
+    session's lock, creating the record if needed; its ``updated_at`` moves to ``now``.
+    With ``owner`` (an owned view), the session must be (or becomes) ``owner``'s."""
+    lock_session(conn, sid, 0, now, now, keep_history=True, owner=owner)
     if "title" in values and conn.dialect.name == "postgresql":
         values = dict(values)
         base64_text.escape([values], base64_text.SESSION_TEXT)
@@ -139,26 +165,30 @@ def update_session(conn: Connection, sid: str, values: dict[str, Any], now: date
     )
 
 
-def prune(conn: Connection, cutoff: datetime) -> int:
-    """Delete every session whose ``updated_at`` is before ``cutoff``; how many went.
+def prune(conn: Connection, cutoff: datetime, owner: str | None = None) -> int:
+    """Delete every session whose ``updated_at`` is before ``cutoff`` (only ``owner``'s,
+    when given); how many went.
 
     The candidates are found first, then locked in sorted id order (a chunk at a time)
     and checked again under the lock: a session written meanwhile is kept.
     """
-    candidates = sorted(
-        conn.scalars(select(_session.session_id).where(_session.updated_at < cutoff))
-    )
+    old = _session.updated_at < cutoff
+    if owner is not None:
+        old = and_(old, _session.owner == owner)
+    candidates = sorted(conn.scalars(select(_session.session_id).where(old)))
     deleted = 0
     for start in range(0, len(candidates), PRUNE_CHUNK):
-        deleted += _prune_chunk(conn, candidates[start : start + PRUNE_CHUNK], cutoff)
+        deleted += delete_locked(conn, candidates[start : start + PRUNE_CHUNK], old)
     return deleted
 
 
-def _prune_chunk(conn: Connection, ids: Sequence[str], cutoff: datetime) -> int:
+def delete_locked(conn: Connection, ids: Sequence[str], condition: ColumnElement[bool]) -> int:
+    """Lock the sessions ``ids`` that still meet ``condition`` (in sorted id order) and
+    delete them with all they hold; how many went."""
     locked = list(
         conn.scalars(
             select(_session.session_id)
-            .where(_session.session_id.in_(ids), _session.updated_at < cutoff)
+            .where(_session.session_id.in_(ids), condition)
             .order_by(_session.session_id)
             .with_for_update()
         )

@@ -21,6 +21,8 @@ from typing import Any
 from sqlalchemy import Connection, Executable, bindparam, case, delete, exists, select, update
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
+from sqlmemory.storage.owners import refuse
+from sqlmemory.storage.sql.column_types import Key
 from sqlmemory.storage.sql.save_plan import SessionLock
 from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table, sessions_table
 
@@ -48,11 +50,14 @@ def _lock_statements(dialect: str, keep_history: bool) -> tuple[Executable, Exec
     ``keep_history`` says whether the session's history chain survives (``save``, which
     sets it itself once it knows the history it leaves, and ``update_session``) or is
     cleared (an append, which also counts its messages on the record and moves its
-    ``updated_at``). A new record starts with ``k`` messages, updated now.
+    ``updated_at``). A new record starts with ``k`` messages, updated now, owned by
+    ``:owner`` (``NULL`` for the unscoped storage); an existing row keeps its owner, which
+    the upsert returns for the caller to check under the lock it now holds.
     Built once: constructing SQLAlchemy statements costs more than sending them.
     """
     values: dict[str, Any] = {
         "session_id": bindparam("sid"),
+        "owner": bindparam("owner", type_=Key()),
         "next_seq": bindparam("k") + 1,
         "last_recorded_at": bindparam("clock"),
         "created_at": bindparam("now"),
@@ -74,6 +79,7 @@ def _lock_statements(dialect: str, keep_history: bool) -> tuple[Executable, Exec
         session.last_recorded_at,
         session.history_digest,
         session.history_len,
+        session.owner,
     )
     if dialect in ("mysql", "mariadb"):
         my = mysql.insert(sessions_table).values(values)
@@ -114,6 +120,7 @@ def lock_session(
     now: datetime,
     *,
     keep_history: bool = False,
+    owner: str | None = None,
 ) -> SessionLock:
     """Take the session's lock, creating its row if needed, and allocate ``k`` seqs.
 
@@ -121,22 +128,44 @@ def lock_session(
     writers of one session queue here while writers of other sessions never meet. The
     session's history chain is cleared unless ``keep_history``. ``clock`` is the store's
     stamp for the messages, ``now`` the wall clock (the record's ``updated_at``).
+
+    With ``owner`` (an owned view's write), a new session is created as ``owner``'s, and
+    an existing one must be ``owner``'s: checked on the row the upsert locked, so two
+    owners racing to create one id end with one owner, and the other's write fails here.
+
+    Raises:
+        SessionOwnerError: the session is another owner's, or no one's; the caller's
+            transaction must roll back (the upsert touched the row).
     """
     upsert, read = _lock_statements(conn.dialect.name, keep_history)
-    params: dict[str, Any] = {"sid": sid, "k": k, "clock": clock, "now": now}
+    params: dict[str, Any] = {"sid": sid, "k": k, "clock": clock, "now": now, "owner": owner}
     result = conn.execute(upsert, params)
     row = (conn.execute(read, params) if read is not None else result).one()
+    if owner is not None and row[4] != owner:
+        raise refuse(sid, owner)
     return SessionLock(int(row[0]) - k, row[1], row[2], row[3])
 
 
-def lock_existing(conn: Connection, sid: str) -> bool:
-    """Lock the session's row if it exists (SQLite's write lock is already held)."""
-    found = conn.execute(
-        select(sessions_table.c.session_id)
-        .where(sessions_table.c.session_id == sid)
-        .with_for_update()
-    ).first()
-    return found is not None
+@functools.cache
+def _lock_existing_statement(owned: bool) -> Executable:
+    locked = select(sessions_table.c.session_id).where(
+        sessions_table.c.session_id == bindparam("sid")
+    )
+    if owned:
+        locked = locked.add_columns(sessions_table.c.owner)
+    return locked.with_for_update()
+
+
+def lock_existing(conn: Connection, sid: str, owner: str | None = None) -> bool:
+    """Lock the session's row if it exists (SQLite's write lock is already held).
+
+    Returns whether it exists, for ``owner`` when given: a session of another owner (or
+    of none) is locked but reported absent, so the caller leaves it as it is.
+    """
+    found = conn.execute(_lock_existing_statement(owner is not None), {"sid": sid}).first()
+    if found is None:
+        return False
+    return owner is None or found[1] == owner
 
 
 def remember_history(conn: Connection, sid: str, digest: str | None, length: int | None) -> None:

@@ -15,23 +15,19 @@ writes in :mod:`~sqlmemory.storage.sql.writes` and :mod:`~sqlmemory.storage.sql.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
-from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from collections.abc import Callable, Sequence
 
-from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from sqlmemory.errors import translate_db_errors
-from sqlmemory.policy import Policy, RecentWindow, TailPolicy
+from sqlmemory.policy import Policy, RecentWindow
 from sqlmemory.storage.base_async import AsyncSessionView
 from sqlmemory.storage.checks import (
     DEFAULT_MAX_BLOB_BYTES,
     check_count,
     check_messages,
     check_policy,
-    check_prefix,
     check_session_id,
 )
 from sqlmemory.storage.compaction import (
@@ -41,40 +37,24 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.records import (
-    DEFAULT_PAGE_LIMIT,
-    UNSET,
-    SessionInfo,
-    SessionPage,
-    Unset,
-    check_limit,
-    check_metadata,
-    check_title,
-    cutoff_of,
-    decode_cursor,
-    metadata_json,
-    page_of,
+from sqlmemory.storage.sql import (
+    compact,
+    deletes,
+    reads,
+    writes,
 )
-from sqlmemory.storage.sql import compact, deletes, reads, record_queries, tail_reads, writes
 from sqlmemory.storage.sql._io_async import (
     call_summarizer,
-    create_engine,
-    finish_before_cancel,
-    run_sync,
-    sleep,
-    sync_engine_of,
 )
 from sqlmemory.storage.sql.codec import encode_message
-from sqlmemory.storage.sql.engine import Retries
-from sqlmemory.storage.sql.storage_base import SqlStorageBase
 from sqlmemory.types import Message, utc_now
 
 __all__ = ["AsyncSqlStorage"]
 
-T = TypeVar("T")
+from sqlmemory.storage.sql.catalog_async import AsyncSqlCatalog
 
 
-class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
+class AsyncSqlStorage(AsyncSqlCatalog):
     """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``AsyncEngine``.
 
     Every public write is one transaction: it happens whole or not at all. The database
@@ -90,83 +70,10 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         max_blob_bytes: the largest image or document accepted (20 MiB by default).
     """
 
-    _create_engine = staticmethod(create_engine)
-    _engine_class = AsyncEngine
-    _sync_engine_of = staticmethod(sync_engine_of)
-
     def __init__(
         self, engine: AsyncEngine, *, max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES
     ) -> None:
         super().__init__(engine, max_blob_bytes)
-
-    async def close(self) -> None:
-        """Dispose the engine if :meth:`from_url` made it; a passed-in engine is left alone."""
-        if self._owns_engine:
-            await self.engine.dispose()
-
-    async def __aenter__(self) -> AsyncSqlStorage:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
-
-    async def _ensure_schema(self) -> None:
-        """Check the schema once, in a transaction of its own.
-
-        Never inside a write's transaction: there, on MySQL's REPEATABLE READ, the read
-        would fix the snapshot before the session's lock is taken, and the write would
-        then decide on stale rows.
-        """
-        if not self._schema_ok:
-            async with self._reader.connect() as conn:
-                await run_sync(conn, self._check_schema)
-
-    @asynccontextmanager
-    async def _transaction(self, write: bool) -> AsyncIterator[AsyncConnection]:
-        await self._ensure_schema()
-        async with (self._writer if write else self._reader).begin() as conn:
-            yield conn
-
-    async def _run(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
-        with translate_db_errors(action):
-            return await self._attempt(action, write, fn, *args)
-
-    async def _attempt(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn`` in a transaction; a cancelled caller waits until it has ended."""
-        return await finish_before_cancel(self._attempt_unshielded(action, write, fn, *args))
-
-    async def _attempt_unshielded(
-        self, action: str, write: bool, fn: Callable[..., T], *args: Any
-    ) -> T:
-        """Run ``fn`` in a transaction, again when :class:`Retries` says so (it rolled
-        back whole: a deadlock, or a read's dead connection)."""
-        retries = Retries(action, write=write)
-        while True:
-            try:
-                async with self._transaction(write) as conn:
-                    return await run_sync(conn, fn, *args)
-            except DBAPIError as exc:
-                delay = retries.delay_after(exc)
-            await sleep(delay)
-
-    async def _read_tail(self, action: str, sid: str, policy: TailPolicy) -> list[Message]:
-        if self._one_statement_reader is not None and self._schema_ok:
-            found = None
-            with translate_db_errors(action):
-                try:
-                    async with self._one_statement_reader.connect() as conn:
-                        found = await run_sync(
-                            conn, tail_reads.read_tail, sid, policy, one_statement=True
-                        )
-                except DBAPIError as exc:
-                    if not exc.connection_invalidated:
-                        raise
-                    # A dead connection: the read below runs on a fresh one.
-            if found is not None:
-                return found
-        found = await self._run(action, False, tail_reads.read_tail, sid, policy)
-        assert found is not None  # noqa: S101 - only one_statement reads give up
-        return found
 
     async def append(self, session_id: str, *messages: Message) -> None:
         """Add ``messages`` at the end of the session, all or none.
@@ -187,10 +94,14 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         now = utc_now()
         with translate_db_errors("append"):
             try:
-                await self._attempt("append", True, writes.append_fresh, sid, encoded, now)
+                await self._attempt(
+                    "append", True, writes.append_fresh, sid, encoded, now, self._owner
+                )
             except IntegrityError:
                 # An id is stored already: a retry, or a conflict. Decide it under the lock.
-                await self._attempt("append", True, writes.append_idempotent, sid, encoded, now)
+                await self._attempt(
+                    "append", True, writes.append_idempotent, sid, encoded, now, self._owner
+                )
 
     async def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
         """The session's history oldest first (``[]`` if unknown), or ``policy``'s window.
@@ -203,7 +114,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         tail = self._tail_policy(policy)
         if tail is not None:
             return await self._read_tail("load", sid, tail)
-        history = await self._run("load", False, reads.read_all, sid)
+        history = await self._run("load", False, reads.read_all, sid, self._owner)
         return policy.apply(history) if policy is not None else history
 
     async def save(self, session_id: str, messages: Sequence[Message]) -> None:
@@ -213,7 +124,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         """
         sid = check_session_id(session_id)
         batch = check_messages(messages, self.max_blob_bytes)
-        await self._run("save", True, writes.save, sid, batch, utc_now())
+        await self._run("save", True, writes.save, sid, batch, utc_now(), self._owner)
 
     async def recent(self, session_id: str, n: int) -> list[Message]:
         """At most the newest ``n`` messages in whole groups, newest last."""
@@ -225,12 +136,12 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         """Delete the oldest messages so at most ``keep`` remain; returns how many went."""
         sid = check_session_id(session_id)
         check_count(keep, "keep")
-        return await self._run("evict", True, deletes.evict, sid, keep, utc_now())
+        return await self._run("evict", True, deletes.evict, sid, keep, utc_now(), self._owner)
 
     async def clear(self, session_id: str) -> int:
         """Delete the session and all it owns; returns the number of messages deleted."""
         sid = check_session_id(session_id)
-        return await self._run("clear", True, deletes.clear, sid)
+        return await self._run("clear", True, deletes.clear, sid, self._owner)
 
     async def pop(self, session_id: str) -> Message | None:
         """Remove and return the newest message, as stored; ``None`` when there is none.
@@ -244,7 +155,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
             'pong'
         """
         sid = check_session_id(session_id)
-        return await self._run("pop", True, deletes.pop, sid, utc_now())
+        return await self._run("pop", True, deletes.pop, sid, utc_now(), None, self._owner)
 
     async def _pop_keeping(
         self, session_id: str, keep: Callable[[Message], Sequence[Message]]
@@ -252,7 +163,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         """:meth:`pop`, storing ``keep(popped)`` in its place in the same transaction (for
         an adapter whose item is part of a stored message); ``keep`` must not do I/O."""
         sid = check_session_id(session_id)
-        return await self._run("pop", True, deletes.pop, sid, utc_now(), keep)
+        return await self._run("pop", True, deletes.pop, sid, utc_now(), keep, self._owner)
 
     async def compact(
         self, session_id: str, summarize: AsyncSummarizer, *, keep: Policy = DEFAULT_KEEP
@@ -283,7 +194,7 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         """
         sid = check_session_id(session_id)
         check_compaction(summarize, keep)
-        history, stored = await self._run("compact", False, compact.read_history, sid)
+        history, stored = await self._run("compact", False, compact.read_history, sid, self._owner)
         plan = plan_compaction(history, keep)
         if not plan.replaced:
             return 0
@@ -292,81 +203,15 @@ class AsyncSqlStorage(SqlStorageBase[AsyncEngine]):
         result = await call_summarizer(summarize, list(older))
         summaries = check_messages(summary_messages(result, older, kept), self.max_blob_bytes)
         encoded = [encode_message(m) for m in summaries]
-        await self._run(
-            "compact", True, compact.replace_older, sid, stored, plan, encoded, utc_now()
-        )
+        now = utc_now()
+        replace = compact.replace_older
+        await self._run("compact", True, replace, sid, stored, plan, encoded, now, self._owner)
         return len(older)
 
     async def count(self, session_id: str) -> int:
         """The number of messages in the session."""
         sid = check_session_id(session_id)
-        return await self._run("count", False, reads.count, sid)
-
-    async def sessions(self, prefix: str | None = None) -> list[str]:
-        """The ids of stored sessions, sorted; only those starting with ``prefix`` if given."""
-        return await self._run("sessions", False, reads.session_ids, check_prefix(prefix))
-
-    async def session_info(self, session_id: str) -> SessionInfo | None:
-        """The session's record (title, metadata, times, message count), or ``None``."""
-        sid = check_session_id(session_id)
-        return await self._run("session_info", False, record_queries.session_info, sid)
-
-    async def update_session(
-        self,
-        session_id: str,
-        *,
-        title: str | Unset | None = UNSET,
-        metadata: Mapping[str, Any] | Unset | None = UNSET,
-    ) -> None:
-        """Set the session's title and/or metadata, creating its record if needed.
-
-        An argument left out keeps its stored value; ``None`` clears it.
-
-        Raises:
-            TypeError: a title that is not a ``str``, metadata that is not a mapping.
-            ValueError: a title or metadata that cannot be stored (a lone surrogate,
-                metadata JSON cannot represent).
-        """
-        sid = check_session_id(session_id)
-        values: dict[str, Any] = {}
-        if title is not UNSET:
-            values["title"] = check_title(title)
-        if metadata is not UNSET:
-            values["metadata_json"] = metadata_json(check_metadata(metadata))
-        await self._run(
-            "update_session", True, record_queries.update_session, sid, values, utc_now()
-        )
-
-    async def list_sessions(
-        self,
-        prefix: str | None = None,
-        *,
-        limit: int = DEFAULT_PAGE_LIMIT,
-        cursor: str | None = None,
-    ) -> SessionPage:
-        """A page of session records, the most recently updated first.
-
-        Keyset-paged: a page costs ``limit`` index rows however deep it is. Pass the
-        page's ``next_cursor`` back as ``cursor`` for the next one.
-
-        Raises:
-            TypeError: a ``prefix`` or ``cursor`` that is not a ``str``, a ``limit`` that
-                is not an ``int``.
-            ValueError: ``limit`` out of range, a ``cursor`` this method did not return.
-        """
-        check_prefix(prefix)
-        check_limit(limit)
-        after = None if cursor is None else decode_cursor(cursor)
-        found = await self._run(
-            "list_sessions", False, record_queries.list_page, prefix, limit + 1, after
-        )
-        return page_of(found, limit)
-
-    async def prune(self, older_than: datetime | timedelta) -> int:
-        """Delete every session not updated since ``older_than`` (a time, or an age);
-        returns the number of sessions deleted."""
-        cutoff = cutoff_of(older_than, utc_now())
-        return await self._run("prune", True, record_queries.prune, cutoff)
+        return await self._run("count", False, reads.count, sid, self._owner)
 
     def session(self, session_id: str) -> AsyncSessionView:
         """A view of one session with the same methods minus the id argument."""

@@ -9,6 +9,7 @@ its generated twin :mod:`sqlmemory.storage.sql.storage`) run the SQL functions o
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
@@ -16,9 +17,10 @@ from sqlalchemy import Connection, Engine
 from sqlalchemy.engine import URL
 
 from sqlmemory._urls import check_engine_mode, check_url
-from sqlmemory.errors import missing_driver_message
+from sqlmemory.errors import SessionOwnerError, missing_driver_message
 from sqlmemory.policy import Policy, TailPolicy
 from sqlmemory.storage.checks import DEFAULT_MAX_BLOB_BYTES, check_messages, check_session_id
+from sqlmemory.storage.owners import check_owner
 from sqlmemory.storage.sql.codec import EncodedMessage, encode_message
 from sqlmemory.storage.sql.engine import ONE_STATEMENT_OPTION, WRITE_OPTION, configure_engine
 from sqlmemory.types import Message
@@ -40,6 +42,12 @@ class _EngineLike(Protocol):
 EngineT = TypeVar("EngineT", bound=_EngineLike)
 
 
+class _SchemaCheck:
+    """Whether the schema was found at head, shared by a storage and its owned views."""
+
+    ok = False
+
+
 class SqlStorageBase(Generic[EngineT]):
     """What the sync and async SQL storages share: validation and engine options."""
 
@@ -56,8 +64,9 @@ class SqlStorageBase(Generic[EngineT]):
         configure_engine(sync_engine)
         self.engine = engine
         self.max_blob_bytes = max_blob_bytes
-        self._schema_ok = False
+        self._schema = _SchemaCheck()
         self._owns_engine = False
+        self._owner: str | None = None
         self._dialect = sync_engine.dialect.name
         self._writer: EngineT = engine.execution_options(**self._write_options)
         self._reader: EngineT = engine.execution_options(**self._read_options)
@@ -122,7 +131,8 @@ class SqlStorageBase(Generic[EngineT]):
 
     def __repr__(self) -> str:
         shown = self.engine.url.render_as_string(hide_password=True)
-        return f"{type(self).__name__}({shown!r})"
+        scope = "" if self._owner is None else f", owner={self._owner!r}"
+        return f"{type(self).__name__}({shown!r}{scope})"
 
     @property
     def _write_options(self) -> dict[str, Any]:
@@ -149,12 +159,53 @@ class SqlStorageBase(Generic[EngineT]):
             return {"isolation_level": "REPEATABLE READ"}
         return {}
 
+    @property
+    def _schema_ok(self) -> bool:
+        return self._schema.ok
+
     def _check_schema(self, conn: Connection) -> None:
-        if not self._schema_ok:
+        if not self._schema.ok:
             from sqlmemory.migrate import require_head
 
             require_head(conn)
-            self._schema_ok = True
+            self._schema.ok = True
+
+    @property
+    def owner(self) -> str | None:
+        """The owner this storage is scoped to (:meth:`owned_by`); ``None``: unscoped."""
+        return self._owner
+
+    def owned_by(self: StorageT, owner: str) -> StorageT:
+        """This storage scoped to ``owner``: the same engine, but only ``owner``'s sessions.
+
+        A session first written through it belongs to ``owner``. A session of another
+        owner, or of none, behaves as one that does not exist: reads find nothing,
+        ``clear``, ``evict``, ``pop`` and ``prune`` leave it, and a write that would create
+        or change it raises :class:`~sqlmemory.errors.SessionOwnerError`, the check made
+        under the session's lock in the write's own transaction (``docs/many-users.md``).
+        Making one costs no I/O: make one per request. Its ``close()`` leaves the engine
+        to the storage it came from.
+
+        Examples:
+            >>> from sqlmemory import SqlStorage
+            >>> storage = SqlStorage.from_url("sqlite://")
+            >>> storage.owned_by("user-42")
+            SqlStorage('sqlite://', owner='user-42')
+
+        Raises:
+            TypeError, InvalidSessionIdError: a bad owner (not a non-empty ``str`` of at
+                most 255 characters without NUL).
+            SessionOwnerError: this storage is scoped to another owner already.
+        """
+        owner = check_owner(owner)
+        if self._owner is not None and owner != self._owner:
+            raise SessionOwnerError(
+                f"this storage is scoped to owner {self._owner!r}, not {owner!r}"
+            )
+        scoped = copy.copy(self)  # shares the engine, its options and the schema check
+        scoped._owner = owner
+        scoped._owns_engine = False
+        return scoped
 
     def _prepare(
         self, session_id: str, messages: Sequence[Message]

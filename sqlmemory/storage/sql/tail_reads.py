@@ -40,7 +40,9 @@ from sqlmemory.storage.sql.reads import (
     Row,
     build_messages,
     fetch_rows,
+    owner_params,
     page_statements,
+    scoped,
 )
 from sqlmemory.storage.sql.schema import MESSAGE_COLUMNS, blocks_table, messages_table
 from sqlmemory.types import Message
@@ -65,7 +67,7 @@ policy asking for more (``recent(10**30)``) reads pages of this size until it is
 
 
 @functools.cache
-def _head_statements(dialect: str) -> tuple[Executable, Executable]:
+def _head_statements(dialect: str, owned: bool) -> tuple[Executable, Executable]:
     """Oldest-first pages of a session's head: the first one beside the newest page (one
     statement, so a window that pins the head still costs one round trip), and the one
     after a seq, for heads longer than a page.
@@ -73,16 +75,17 @@ def _head_statements(dialect: str) -> tuple[Executable, Executable]:
     Both are ordered scans of the ``(session_id, seq)`` key that stop after ``LIMIT``
     rows, whatever the history's length. (A statement bounded by "the seq of the first
     message that is not an instruction" reads the whole session on MariaDB, which does
-    not turn that subquery into a range.)
+    not turn that subquery into a range.) With ``owned``, limited to ``:owner``'s session.
     """
     by_seq = messages_table.c.seq
-    oldest = (
+    oldest = scoped(
         select(*MESSAGE_COLUMNS)
         .where(messages_table.c.session_id == bindparam("sid"))
         .order_by(by_seq)
-        .limit(bindparam("head_page", type_=Integer))
+        .limit(bindparam("head_page", type_=Integer)),
+        owned,
     )
-    newest, _ = page_statements()
+    newest, _ = page_statements(owned)
     head = oldest.add_columns(literal_column("1", Integer).label("in_head"))
     tail = newest.add_columns(literal_column("0", Integer).label("in_head"))
     if dialect == "sqlite":
@@ -156,13 +159,19 @@ def _split(joined: Sequence[Row], width: int, blocks: BlockRows) -> list[Row]:
 
 
 def _older_page(
-    conn: Connection, sid: str, page: int, before: Row | None, blocks: BlockRows
+    conn: Connection,
+    sid: str,
+    page: int,
+    before: Row | None,
+    blocks: BlockRows,
+    owner: str | None,
 ) -> list[Row]:
     """The ``page`` messages before ``before`` (the newest if ``None``), oldest first;
-    their block rows are read by the same statement and put in ``blocks``."""
-    first_page, older_page = page_statements()
+    their block rows are read by the same statement and put in ``blocks``. Only of
+    ``owner``'s session, when given."""
+    first_page, older_page = page_statements(owner is not None)
     statement = first_page if before is None else older_page
-    params = {"sid": sid, "page": page}
+    params = owner_params(sid, owner, page=page)
     if before is not None:
         params["before"] = before[SEQ]
     joined = fetch_rows(conn, _with_blocks(statement, conn.dialect.name), params)
@@ -192,6 +201,8 @@ class _Tail:
     one_statement: bool
     page: int
     """The size of the page read last."""
+    owner: str | None = None
+    """The owner the session must have (an owned view's read); ``None``: any."""
     head: list[Row] = field(default_factory=list)
     """The leading instructions, read apart for a policy with ``keep_system``."""
     rows: list[Row] = field(default_factory=list)
@@ -224,13 +235,13 @@ class _Tail:
         if self.one_statement:
             raise _NeedsTransaction
         self.page = min(self.page * 2, MAX_PAGE)
-        return _older_page(self.conn, self.sid, self.page, self.rows[0], self.blocks)
+        return _older_page(self.conn, self.sid, self.page, self.rows[0], self.blocks, self.owner)
 
     def read_head_and_newest(self) -> list[Row]:
         """Read the head into :attr:`head` and return the newest page, in one statement
         unless the head is longer than :data:`HEAD_PAGE` messages."""
-        both, after = _head_statements(self.conn.dialect.name)
-        params = {"sid": self.sid, "page": self.page, "head_page": HEAD_PAGE}
+        both, after = _head_statements(self.conn.dialect.name, self.owner is not None)
+        params = owner_params(self.sid, self.owner, page=self.page, head_page=HEAD_PAGE)
         joined = fetch_rows(self.conn, _with_blocks(both, self.conn.dialect.name), params)
         rows = _split(joined, IN_HEAD + 1, self.blocks)
         head_page: list[Row] = sorted((r for r in rows if r[IN_HEAD]), key=lambda r: r[SEQ])
@@ -244,7 +255,7 @@ class _Tail:
             if self.one_statement:
                 raise _NeedsTransaction
             size = min(size * 2, MAX_PAGE)
-            params = {"sid": self.sid, "head_page": size, "after": self.head[-1][SEQ]}
+            params = owner_params(self.sid, self.owner, head_page=size, after=self.head[-1][SEQ])
             head_page = fetch_rows(self.conn, after, params)
 
     def messages(self, rows: list[Row]) -> list[Message]:
@@ -265,7 +276,12 @@ class _Tail:
 
 
 def read_tail(
-    conn: Connection, sid: str, policy: TailPolicy, *, one_statement: bool = False
+    conn: Connection,
+    sid: str,
+    policy: TailPolicy,
+    *,
+    one_statement: bool = False,
+    owner: str | None = None,
 ) -> list[Message] | None:
     """The policy's window, reading pages of the newest messages until it is decided.
 
@@ -274,13 +290,14 @@ def read_tail(
     A policy with ``keep_system`` gets the head of the history (its leading
     instructions) from the same first statement. With ``one_statement``, returns
     ``None`` instead of running a second statement (the caller then reads again inside
-    a snapshot transaction).
+    a snapshot transaction). With ``owner``, a session that is not theirs reads as empty:
+    the check is part of every statement that reads its rows.
     """
     page = min(max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1), MAX_PAGE)
-    tail = _Tail(conn, sid, policy, one_statement, page)
+    tail = _Tail(conn, sid, policy, one_statement, page, owner)
     try:
         if not getattr(policy, "keep_system", False):
-            newest = _older_page(conn, sid, page, None, tail.blocks)
+            newest = _older_page(conn, sid, page, None, tail.blocks, owner)
             chosen = _decide(tail, newest, policy.select)
             return _window(tail, chosen, [])
         pinning = cast(_PinningPolicy, policy)

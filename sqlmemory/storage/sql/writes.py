@@ -102,37 +102,56 @@ def insert_messages(
         conn.execute(INSERT_BLOCK, block_rows)
 
 
-def append(conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime) -> None:
+def append(
+    conn: Connection,
+    sid: str,
+    encoded: Sequence[EncodedMessage],
+    now: datetime,
+    owner: str | None = None,
+) -> None:
     """Take the lock, allocating seqs for ``encoded``, and insert their rows.
 
     Only the store's own stamp (``now``) moves the session clock: a caller-supplied
     ``recorded_at`` (an import, perhaps far in the future) is stored as given and never
-    pins the stamps of later messages.
+    pins the stamps of later messages. With ``owner``, the session must be (or becomes)
+    ``owner``'s (:func:`~sqlmemory.storage.sql.session_lock.lock_session`).
     """
-    lock = lock_session(conn, sid, len(encoded), now, now)
+    lock = lock_session(conn, sid, len(encoded), now, now, owner=owner)
     insert_messages(conn, sid, encoded, lock.first_seq, lock.stamp)
 
 
 def append_fresh(
-    conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime
+    conn: Connection,
+    sid: str,
+    encoded: Sequence[EncodedMessage],
+    now: datetime,
+    owner: str | None = None,
 ) -> None:
     """Append messages assumed new; a stored id makes the unique index raise.
 
     This is the fast path: no read before the insert. The caller falls back to
     :func:`append_idempotent` on an integrity error.
     """
-    append(conn, sid, encoded, now)
+    append(conn, sid, encoded, now, owner)
 
 
 def append_idempotent(
-    conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime
+    conn: Connection,
+    sid: str,
+    encoded: Sequence[EncodedMessage],
+    now: datetime,
+    owner: str | None = None,
 ) -> None:
     """Append messages, skipping those stored already with the same content.
 
+    A session not ``owner``'s is never read: the append then fails on the lock, whether
+    or not it holds the messages.
+
     Raises:
         DuplicateMessageError: an id is stored with different content (nothing written).
+        SessionOwnerError: the session is not ``owner``'s (nothing written).
     """
-    if lock_existing(conn, sid):
+    if lock_existing(conn, sid, owner):
         ids = [e.message.id for e in encoded]
         stored = {
             message_id: digest
@@ -153,7 +172,7 @@ def append_idempotent(
                 )
         encoded = fresh
     if encoded:
-        append(conn, sid, encoded, now)
+        append(conn, sid, encoded, now, owner)
 
 
 def stored_messages(conn: Connection, sid: str) -> list[StoredMessage]:
@@ -167,15 +186,22 @@ def stored_messages(conn: Connection, sid: str) -> list[StoredMessage]:
     return [StoredMessage(*row) for row in rows]
 
 
-def save(conn: Connection, sid: str, messages: Sequence[Message], now: datetime) -> None:
+def save(
+    conn: Connection,
+    sid: str,
+    messages: Sequence[Message],
+    now: datetime,
+    owner: str | None = None,
+) -> None:
     """Make the session's history ``messages``, writing only from the first difference.
 
     Takes the session's lock once, decides with :func:`plan_save` (reading the stored ids
     and digests only when the hash chain cannot vouch for them), then deletes and inserts
     what the plan says. A history that grew by k messages inserts k messages, and only
-    the messages written are encoded.
+    the messages written are encoded. With ``owner``, the session must be (or becomes)
+    ``owner``'s.
     """
-    lock = lock_session(conn, sid, 0, now, now, keep_history=True)
+    lock = lock_session(conn, sid, 0, now, now, keep_history=True, owner=owner)
     plan = plan_save(messages, lock, None)
     if plan is None:
         plan = plan_save(messages, lock, stored_messages(conn, sid))

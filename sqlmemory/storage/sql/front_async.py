@@ -1,0 +1,128 @@
+"""The front door's machinery, shared by every method of ``AsyncSqlStorage``.
+
+:class:`AsyncSqlFront` runs the shared SQL functions (plain functions over a
+``Connection``) in a transaction, with the schema check, the retries of a deadlock and
+the cancellation rules of ``docs/contract/persistence.md``; the methods users call are
+in :mod:`~sqlmemory.storage.sql.storage_async` (a session's messages) and
+:mod:`~sqlmemory.storage.sql.catalog_async` (listing sessions, records, owners).
+
+This file is the single source of :mod:`sqlmemory.storage.sql.front` (``SqlFront``, over
+an ``Engine``): ``tools/generate_sync.py`` writes that file from this one, and a test fails
+when they drift.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from sqlmemory.errors import translate_db_errors
+from sqlmemory.policy import TailPolicy
+from sqlmemory.storage.sql import (
+    tail_reads,
+)
+from sqlmemory.storage.sql._io_async import (
+    create_engine,
+    finish_before_cancel,
+    run_sync,
+    sleep,
+    sync_engine_of,
+)
+from sqlmemory.storage.sql.engine import Retries
+from sqlmemory.storage.sql.storage_base import SqlStorageBase
+from sqlmemory.types import Message
+
+T = TypeVar("T")
+
+
+__all__ = ["AsyncSqlFront"]
+
+F = TypeVar("F", bound="AsyncSqlFront")
+
+
+class AsyncSqlFront(SqlStorageBase[AsyncEngine]):
+    """Running the SQL functions in transactions over an ``AsyncEngine``."""
+
+    _create_engine = staticmethod(create_engine)
+    _engine_class = AsyncEngine
+    _sync_engine_of = staticmethod(sync_engine_of)
+
+    async def close(self) -> None:
+        """Dispose the engine if :meth:`from_url` made it; a passed-in engine is left alone."""
+        if self._owns_engine:
+            await self.engine.dispose()
+
+    async def __aenter__(self: F) -> F:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def _ensure_schema(self) -> None:
+        """Check the schema once, in a transaction of its own.
+
+        Never inside a write's transaction: there, on MySQL's REPEATABLE READ, the read
+        would fix the snapshot before the session's lock is taken, and the write would
+        then decide on stale rows.
+        """
+        if not self._schema_ok:
+            async with self._reader.connect() as conn:
+                await run_sync(conn, self._check_schema)
+
+    @asynccontextmanager
+    async def _transaction(self, write: bool) -> AsyncIterator[AsyncConnection]:
+        await self._ensure_schema()
+        async with (self._writer if write else self._reader).begin() as conn:
+            yield conn
+
+    async def _run(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        with translate_db_errors(action):
+            return await self._attempt(action, write, fn, *args)
+
+    async def _attempt(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn`` in a transaction; a cancelled caller waits until it has ended."""
+        return await finish_before_cancel(self._attempt_unshielded(action, write, fn, *args))
+
+    async def _attempt_unshielded(
+        self, action: str, write: bool, fn: Callable[..., T], *args: Any
+    ) -> T:
+        """Run ``fn`` in a transaction, again when :class:`Retries` says so (it rolled
+        back whole: a deadlock, or a read's dead connection)."""
+        retries = Retries(action, write=write)
+        while True:
+            try:
+                async with self._transaction(write) as conn:
+                    return await run_sync(conn, fn, *args)
+            except DBAPIError as exc:
+                delay = retries.delay_after(exc)
+            await sleep(delay)
+
+    async def _read_tail(self, action: str, sid: str, policy: TailPolicy) -> list[Message]:
+        if self._one_statement_reader is not None and self._schema_ok:
+            found = None
+            with translate_db_errors(action):
+                try:
+                    async with self._one_statement_reader.connect() as conn:
+                        found = await run_sync(
+                            conn,
+                            tail_reads.read_tail,
+                            sid,
+                            policy,
+                            one_statement=True,
+                            owner=self._owner,
+                        )
+                except DBAPIError as exc:
+                    if not exc.connection_invalidated:
+                        raise
+                    # A dead connection: the read below runs on a fresh one.
+            if found is not None:
+                return found
+        read = functools.partial(tail_reads.read_tail, owner=self._owner)
+        found = await self._run(action, False, read, sid, policy)
+        assert found is not None  # noqa: S101 - only one_statement reads give up
+        return found
