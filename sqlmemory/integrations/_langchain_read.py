@@ -25,6 +25,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from pydantic import ValidationError
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats import DroppedContentWarning
@@ -66,7 +67,7 @@ def message_of(message: BaseMessage) -> Message:
     if isinstance(message, AIMessage):
         blocks.extend(_calls_of(message, blocks))
         if message.usage_metadata is not None:
-            own["usage_metadata"] = dict(_checked(message.usage_metadata, dict, "usage_metadata"))
+            own["usage_metadata"] = _usage_of(message.usage_metadata)
     for name in MESSAGE_FIELDS:
         value = getattr(message, name)
         if value:
@@ -97,6 +98,28 @@ def _checked(value: Any, kind: type, what: str) -> Any:
     if not isinstance(value, kind):
         raise InvalidMessageError(f"{what} must be a {kind.__name__}, not {type(value).__name__}")
     return value
+
+
+def _usage_of(value: Any) -> dict[str, Any]:
+    """``usage_metadata`` as read, when LangChain's own validation accepts it: it is given
+    back to ``AIMessage`` as it is, so what LangChain would refuse then is refused now."""
+    usage = dict(_checked(value, dict, "usage_metadata"))
+    try:
+        AIMessage("", usage_metadata=usage)
+    except ValidationError as exc:
+        problems = "; ".join(_problem(error["loc"][1:], error["msg"]) for error in exc.errors())
+        raise InvalidMessageError(f"usage_metadata is refused by langchain: {problems}") from None
+    except (ValueError, TypeError, AttributeError) as exc:  # LangChain's other refusals
+        raise InvalidMessageError(
+            f"usage_metadata is refused by langchain ({type(exc).__name__})"
+        ) from None
+    return usage
+
+
+def _problem(where: tuple[int | str, ...], what: str) -> str:
+    """One of pydantic's errors, without the value at fault (which may be huge)."""
+    path = ".".join(str(part)[:40] for part in where)
+    return f"{path}: {what}" if path else what
 
 
 def _keep_artifact(artifact: Any, own: dict[str, Any]) -> None:

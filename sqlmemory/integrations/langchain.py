@@ -63,8 +63,9 @@ def from_langchain(messages: Iterable[BaseMessage]) -> list[Message]:
         ConversionError: a value that is no ``BaseMessage``, a message kind sqlmemory cannot
             hold (``RemoveMessage``, a ``ChatMessage`` of an unknown role), a tool call
             without an id, fields that are not JSON or not of their LangChain type
-            (content that is neither a string nor a list of strings and dicts), or an
-            empty message; the message names the index.
+            (content that is neither a string nor a list of strings and dicts, a
+            ``usage_metadata`` LangChain's validation refuses), or an empty message; the
+            message names the index.
     """
     messages = items_of(messages, "messages", single=(BaseMessage,), noun="messages")
     out: list[Message] = []
