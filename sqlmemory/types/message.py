@@ -19,13 +19,7 @@ from sqlmemory.types._fields import shown
 from sqlmemory.types._json import EMPTY, freeze_mapping, thaw_json
 from sqlmemory.types._message_checks import MAX_YEAR as MAX_YEAR
 from sqlmemory.types._message_checks import MIN_YEAR as MIN_YEAR
-from sqlmemory.types._message_checks import (
-    check_shape,
-    check_time,
-    copy_unchecked,
-    new_id,
-    utc_now,
-)
+from sqlmemory.types._message_checks import check_shape, check_time, copy_unchecked, new_id, utc_now
 from sqlmemory.types._message_content import call_ids, sha_reference, to_blocks, with_calls
 from sqlmemory.types.blocks import TextBlock, b64_of, check_id
 from sqlmemory.types.calls import ToolCall
