@@ -8,19 +8,22 @@ reverse (``docs/contract/messages.md``).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from enum import Enum
 from typing import Any, Union
 
 from sqlmemory.errors import InvalidMessageError
 from sqlmemory.types._fields import shown
 from sqlmemory.types._json import EMPTY, freeze_mapping, thaw_json
-from sqlmemory.types.blocks import TextBlock, b64_of, check_id, data_sha256
-from sqlmemory.types.calls import OpaqueBlock, ToolCall
-from sqlmemory.types.content import BLOCK_TYPES, Block
+from sqlmemory.types._message_checks import MAX_YEAR as MAX_YEAR
+from sqlmemory.types._message_checks import MIN_YEAR as MIN_YEAR
+from sqlmemory.types._message_checks import check_shape, check_time, copy_unchecked, new_id, utc_now
+from sqlmemory.types._message_content import call_ids, sha_reference, to_blocks, with_calls
+from sqlmemory.types.blocks import TextBlock, b64_of, check_id
+from sqlmemory.types.calls import ToolCall
+from sqlmemory.types.content import Block
 
 __all__ = ["WIRE_VERSION", "Content", "Message", "Role", "canonical_json", "utc_now"]
 
@@ -53,99 +56,6 @@ class Role(str, Enum):
 
 # Role(value) goes through Enum.__call__; a dict lookup is several times cheaper.
 _ROLES = {role.value: role for role in Role}
-
-
-_EXACT_BLOCKS = frozenset(BLOCK_TYPES)
-
-
-def _to_blocks(value: Content | None, what: str) -> tuple[Block, ...]:
-    if value is None:
-        return ()
-    kind = type(value)
-    sequence: Any = value
-    if kind is list or kind is tuple:
-        if all(type(item) in _EXACT_BLOCKS for item in sequence):  # the converters' case
-            return tuple(sequence)
-    elif isinstance(value, str):
-        return (TextBlock(value),)
-    elif isinstance(value, BLOCK_TYPES):
-        return (value,)
-    elif isinstance(value, (bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
-        raise InvalidMessageError(f"{what} must be a str, a block or a sequence of them")
-    blocks: list[Block] = []
-    for item in sequence:
-        if isinstance(item, str):
-            blocks.append(TextBlock(item))
-        elif isinstance(item, BLOCK_TYPES):
-            blocks.append(item)
-        else:
-            raise InvalidMessageError(f"{what} holds a {type(item).__name__}, which is no block")
-    return tuple(blocks)
-
-
-def _with_calls(content: tuple[Block, ...], tool_calls: object) -> tuple[Block, ...]:
-    """``content`` followed by the ``tool_calls`` it does not hold already."""
-    if tool_calls == () and type(tool_calls) is tuple:
-        return content
-    if isinstance(tool_calls, (str, bytes, Mapping)) or not isinstance(tool_calls, Iterable):
-        raise InvalidMessageError("Message.tool_calls must be a sequence of ToolCall")
-    calls = tuple(tool_calls)
-    if not calls:
-        return content
-    if not all(isinstance(call, ToolCall) for call in calls):
-        raise InvalidMessageError("Message.tool_calls must hold ToolCall values only")
-    # A call already in the content is not added twice: dataclasses.replace() and copies
-    # hand a message's own tool_calls back with its content.
-    return content + tuple(call for call in calls if call not in content)
-
-
-def _a(role: Role) -> str:
-    return f"an {role.value}" if role is Role.ASSISTANT else f"a {role.value}"
-
-
-def _new_id() -> str:
-    """A random UUID (version 4) as text: what ``str(uuid.uuid4())`` gives, several times
-    faster (no ``UUID`` object built)."""
-    raw = bytearray(os.urandom(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
-    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
-    h = raw.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-MIN_YEAR, MAX_YEAR = 1, 9998
-"""The years a ``recorded_at`` may fall in (UTC): every backend and ``datetime`` arithmetic
-near the edges (time zones, microseconds) stay in range."""
-
-
-def _check_time(value: object) -> datetime | None:
-    if value is None:
-        return None
-    if not isinstance(value, datetime):
-        raise InvalidMessageError("Message.recorded_at must be a datetime")
-    if value.tzinfo is None or value.utcoffset() is None:
-        raise InvalidMessageError("Message.recorded_at must be timezone-aware")
-    try:
-        utc = value.astimezone(timezone.utc)
-    except OverflowError:  # e.g. 0001-01-01 00:00+05:00 lies before year 1 in UTC
-        utc = None
-    if utc is None or not MIN_YEAR <= utc.year <= MAX_YEAR:
-        raise InvalidMessageError(
-            f"Message.recorded_at must lie within the years {MIN_YEAR} to {MAX_YEAR} (UTC), "
-            f"not {value.isoformat()}"
-        )
-    return utc
-
-
-def _call_ids(content: tuple[Block, ...]) -> tuple[str, ...]:
-    ids: list[str] = []
-    for block in content:
-        kind = type(block)
-        if kind is ToolCall:
-            ids.append(block.id)  # type: ignore[union-attr]
-        elif kind is OpaqueBlock and block.call_id is not None:  # type: ignore[union-attr]
-            ids.append(block.call_id)  # type: ignore[union-attr]
-    return tuple(ids)
 
 
 @dataclass(frozen=True, init=False)
@@ -216,7 +126,7 @@ class Message:
         )
         if found is None:
             raise InvalidMessageError(f"Message.role: unknown role {shown(role)}")
-        blocks = _with_calls(_to_blocks(content, "Message.content"), tool_calls)
+        blocks = with_calls(to_blocks(content, "Message.content"), tool_calls)
         setattr_ = object.__setattr__
         setattr_(self, "role", found)
         setattr_(self, "content", blocks)
@@ -226,35 +136,12 @@ class Message:
             "metadata",
             EMPTY if metadata is None else freeze_mapping(metadata, "Message.metadata"),
         )
-        setattr_(self, "id", _new_id() if id is None else check_id(id, "Message.id"))
-        setattr_(self, "recorded_at", None if recorded_at is None else _check_time(recorded_at))
+        setattr_(self, "id", new_id() if id is None else check_id(id, "Message.id"))
+        setattr_(self, "recorded_at", None if recorded_at is None else check_time(recorded_at))
         setattr_(self, "is_error", is_error)
         extras = EMPTY if extras is None else freeze_mapping(extras, "Message.extras")
         setattr_(self, "extras", extras)
-        self._check_shape()
-
-    def _check_shape(self) -> None:
-        role = self.role
-        call_ids = _call_ids(self.content)
-        if call_ids and role is not Role.ASSISTANT:
-            raise InvalidMessageError(f"{_a(role)} message cannot carry tool calls")
-        if len(call_ids) > 1 and len(set(call_ids)) != len(call_ids):
-            raise InvalidMessageError("tool call ids must be unique within a message")
-        if role is Role.TOOL:
-            if self.tool_call_id is None:
-                raise InvalidMessageError("a tool message needs the tool_call_id it answers")
-            check_id(self.tool_call_id, "Message.tool_call_id")
-        elif self.tool_call_id is not None:
-            raise InvalidMessageError(f"{_a(role)} message cannot have a tool_call_id")
-        if not isinstance(self.is_error, bool):
-            raise InvalidMessageError("Message.is_error must be a bool")
-        if self.is_error and role is not Role.TOOL:
-            raise InvalidMessageError(f"{_a(role)} message cannot be an error result")
-        # A tool result may be empty (providers accept it); any other message says something.
-        if role is not Role.TOOL and not any(
-            not isinstance(b, TextBlock) or b.text for b in self.content
-        ):
-            raise InvalidMessageError(f"{_a(role)} message needs content or tool calls")
+        check_shape(found, blocks, tool_call_id, is_error)
 
     # -- constructors -------------------------------------------------------------------
 
@@ -396,7 +283,7 @@ class Message:
         ``call_id`` of opaque items that a tool message answers."""
         found: tuple[str, ...] | None = self.__dict__.get("_call_ids")
         if found is None:
-            found = _call_ids(self.content)
+            found = call_ids(self.content)
             object.__setattr__(self, "_call_ids", found)
         return found
 
@@ -413,7 +300,7 @@ class Message:
 
     def with_recorded_at(self, when: datetime | None) -> Message:
         """A copy of this message with ``recorded_at`` set."""
-        return _replace(self, recorded_at=_check_time(when))
+        return copy_unchecked(Message, self, recorded_at=check_time(when))
 
     # -- wire format --------------------------------------------------------------------
 
@@ -476,34 +363,5 @@ def canonical_json(message: Message) -> str:
         '{"v":2,"id":"m1","role":"user","content":[{"kind":"text","text":"hi"}],"tool_call_id":null,"is_error":false,"metadata":{},"extras":{}}'
     """
     return json.dumps(
-        message._wire(_sha_of), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+        message._wire(sha_reference), ensure_ascii=False, allow_nan=False, separators=(",", ":")
     )
-
-
-def _sha_of(block: Any) -> str:
-    return "sha256:" + data_sha256(block)
-
-
-def _replace(message: Message, **changes: Any) -> Message:
-    # Built with object.__new__ so the already-validated fields are not checked again.
-    clone = object.__new__(Message)
-    for name in _FIELDS:
-        object.__setattr__(clone, name, changes.get(name, getattr(message, name)))
-    return clone
-
-
-_FIELDS = (
-    "role",
-    "content",
-    "tool_call_id",
-    "metadata",
-    "id",
-    "recorded_at",
-    "is_error",
-    "extras",
-)
-
-
-def utc_now() -> datetime:
-    """The current time as an aware UTC datetime."""
-    return datetime.now(timezone.utc)

@@ -24,6 +24,9 @@ import sqlmemory
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "sqlmemory"
 MAX_COMPLEXITY = 15
+MAX_MODULE_LINES = 450
+"""The longest a module of ``sqlmemory/`` or ``bench/`` may grow: past it, split it along
+its seams (``docs/development.md``, where new work goes)."""
 PURE_MODULES = (
     "sqlmemory.types",
     "sqlmemory.policy",
@@ -59,6 +62,16 @@ def test_no_function_is_too_complex() -> None:
         if block.complexity > MAX_COMPLEXITY
     ]
     assert not too_complex
+
+
+def test_no_module_is_too_long() -> None:
+    too_long = [
+        f"{path.relative_to(ROOT)} ({lines} lines)"
+        for folder in (PACKAGE, ROOT / "bench")
+        for path in sorted(folder.rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    ]
+    assert not too_long
 
 
 def test_every_module_name_is_unique() -> None:

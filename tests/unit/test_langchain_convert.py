@@ -251,6 +251,35 @@ def test_what_cannot_be_stored_is_a_conversion_error(messages: object, match: st
         from_langchain(messages)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {},  # found by the hostile tests: kept, then refused by to_langchain
+        {"input_tokens": 1, "output_tokens": 2},
+        {**USAGE, "total_tokens": "many"},
+        {**USAGE, "input_token_details": {"cache_read": [3]}},
+    ],
+    ids=["empty", "no total", "a total that is no int", "a detail that is no int"],
+)
+def test_usage_metadata_langchain_refuses_is_a_conversion_error(usage: dict[str, object]) -> None:
+    # Set past LangChain's validation, as code may do: what from_langchain accepts must
+    # convert back, so it refuses here what LangChain would refuse in to_langchain.
+    message = AIMessage("42")
+    object.__setattr__(message, "usage_metadata", usage)
+    with pytest.raises(ConversionError, match=r"^message 1: usage_metadata\b"):
+        from_langchain([HumanMessage("hi"), message])
+
+
+def test_usage_metadata_langchain_accepts_converts_back() -> None:
+    # LangChain keeps a key it does not know and reads an int from its text.
+    usage = {**USAGE, "total_tokens": "17", "cost": 0.5}
+    message = AIMessage("42")
+    object.__setattr__(message, "usage_metadata", usage)
+    (back,) = to_langchain(from_langchain([message]))
+    assert isinstance(back, AIMessage)
+    assert back.usage_metadata == {**usage, "total_tokens": 17}
+
+
 def test_to_langchain_takes_messages_only() -> None:
     with pytest.raises(ConversionError, match="message 0: expected a sqlmemory Message"):
         to_langchain([{"role": "user"}])  # type: ignore[list-item]
