@@ -81,7 +81,7 @@ def test_export_and_import_carry_owners(
     assert owned.owned_by("alice").load("a/2")[0].content[0].data == image_bytes(8, 8)
     # Twice changes nothing, owners included.
     second = ok("import", str(backup), "--url", db_url).stdout
-    assert "0 new" in second and "set" not in second
+    assert "0 new" in second and "metadata set" not in second
 
 
 def test_import_of_an_owner_line_transfers_the_session(
