@@ -30,10 +30,12 @@ T = TypeVar("T")
 
 
 def async_url(url: URL) -> str:
-    """The async URL of the sync storage's database: ``aiosqlite`` on SQLite; on PostgreSQL
-    ``asyncpg`` if installed, else psycopg's async mode."""
+    """The async URL of the sync storage's database: ``aiosqlite`` on SQLite, ``aiomysql``
+    on MySQL/MariaDB; on PostgreSQL ``asyncpg`` if installed, else psycopg's async mode."""
     if url.get_backend_name() == "sqlite":
         driver = "sqlite+aiosqlite"
+    elif url.get_backend_name() in ("mysql", "mariadb"):
+        driver = "mysql+aiomysql"
     elif importlib.util.find_spec("asyncpg") is not None:
         driver = "postgresql+asyncpg"
     else:
