@@ -24,7 +24,9 @@ TIES = 7
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
-def fill(engine: sa.Engine, n: int = SESSIONS) -> None:
+def fill(engine: sa.Engine, n: int = SESSIONS, owners: int | None = None) -> None:
+    """``n`` records, ``TIES`` to an ``updated_at``; with ``owners``, session ``i`` is owner
+    ``o{i % owners}``'s, so that each owner's sessions are scattered among the others'."""
     rows = [
         {
             "session_id": f"s{i:05d}",
@@ -33,6 +35,7 @@ def fill(engine: sa.Engine, n: int = SESSIONS) -> None:
             "created_at": START,
             "updated_at": START + timedelta(seconds=i // TIES),
             "message_count": 0,
+            "owner": None if owners is None else f"o{i % owners}",
         }
         for i in range(n)
     ]
@@ -62,7 +65,8 @@ def test_a_walk_through_tied_pages_meets_every_session_once_in_order(engine: sa.
 
 
 def captured_page(engine: sa.Engine, storage: SqlStorage, cursor: str, limit: int) -> Any:
-    """The statement and parameters ``list_sessions`` sends for the page after ``cursor``."""
+    """The statement and parameters ``list_sessions`` sends for the page after ``cursor``
+    (``storage`` may be an owned view)."""
     sent: list[tuple[str, Any]] = []
 
     def capture(conn: Any, cursor_: Any, statement: str, parameters: Any, *args: Any) -> None:
@@ -134,4 +138,34 @@ def test_a_deep_page_reads_only_its_rows(engine: sa.Engine, limit: int) -> None:
             else:
                 # limit + 1 rows (the one after the page says whether there is more),
                 # plus, on MySQL, the index dive that positions the scan.
+                assert rows_examined(conn, statement, parameters) <= limit + 3
+
+
+OWNERS = 3
+
+
+@pytest.mark.parametrize("limit", [10, 50])
+def test_a_deep_page_of_one_owner_reads_only_its_rows(engine: sa.Engine, limit: int) -> None:
+    # Every third session is o0's: its pages are a range of the owner index, which the
+    # scan must enter at the cursor, not at the owner's newest session.
+    fill(engine, owners=OWNERS)
+    view = SqlStorage(engine).owned_by("o0")
+    mine = SESSIONS // OWNERS
+    deep = view.list_sessions(limit=mine - 2 * limit).next_cursor
+    first = view.list_sessions(limit=1).next_cursor
+    assert deep is not None and first is not None
+    for cursor in (first, deep):
+        page = view.list_sessions(limit=limit, cursor=cursor)
+        assert {info.owner for info in page.items} == {"o0"}
+        statement, parameters = captured_page(engine, view, cursor, limit)
+        with engine.connect() as conn:
+            if engine.dialect.name == "sqlite":
+                plan = " | ".join(
+                    row[-1]
+                    for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
+                )
+                index = "USING INDEX ix_sqlmemory_sessions_owner_updated_at_session_id"
+                assert f"{index} (owner=? AND (updated_at,session_id)<(?,?))" in plan, plan
+                assert "TEMP B-TREE" not in plan, plan
+            else:
                 assert rows_examined(conn, statement, parameters) <= limit + 3

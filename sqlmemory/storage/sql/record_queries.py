@@ -80,7 +80,11 @@ def _after(dialect: str, owned: bool) -> ColumnElement[bool]:
         return or_(
             _session.updated_at < at, and_(_session.updated_at == at, _session.session_id < sid)
         )
-    if owned:
+    if owned and dialect != "sqlite":
+        # PostgreSQL ranges over the owner's part of the index with the whole key; SQLite
+        # takes the owner's equality (in the WHERE already) and then a row value over the
+        # rest of the index, and with the whole key would scan the owner's range from its
+        # newest session down to the cursor.
         owner = bindparam("owner", type_=Key())
         return tuple_(_session.owner, _session.updated_at, _session.session_id) < tuple_(
             owner, at, sid
