@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from corpus import Corpus, noise_png, to_message
-from timing import rotating, summarize
+from timing import shuffled, summarize
 
 from sqlmemory import AsyncSqlStorage, FixedWindow, ImageBlock, Message, SqlStorage, TextBlock
 from sqlmemory.storage.sql.schema import blobs_table, messages_table, sessions_table
@@ -47,7 +47,7 @@ class Sizes:
     append_warmup: int = 20
     window_messages: int = 1_000
     window: int = 10
-    window_reps: int = 500
+    window_reps: int = 1_000
     window_warmup: int = 20
     erase_sessions: int = 100
     erase_messages: int = 1_000
@@ -167,7 +167,7 @@ def pages(storage: SqlStorage, names: Names, sizes: Sizes) -> list[dict[str, Any
             if len(page.items) != limit:
                 raise RuntimeError(f"page {number} holds {len(page.items)} sessions, not {limit}")
             cases.append((scope, number, number == last, _page_call(list_sessions, limit, cursor)))
-    samples = rotating([case[-1] for case in cases], sizes.page_reps, 2)
+    samples = shuffled([case[-1] for case in cases], sizes.page_reps, 2)
     return [
         {"scope": scope, "page": number, "last": is_last, **summarize(values)}
         for (scope, number, is_last, _), values in zip(cases, samples, strict=True)
@@ -220,7 +220,8 @@ def view_ratios(
     storage: SqlStorage, aio: AsyncSqlStorage | None, loop: Loop, names: Names, sizes: Sizes
 ) -> list[dict[str, Any]]:
     """An owned view's ``append`` of one message and window read against the unscoped
-    storage's, sync and async, every contender of a call in one rotating loop.
+    storage's, sync and async; a call's contenders of one flavour run in one loop, in a
+    new random order every repetition (``timing.shuffled``).
 
     Each flavour runs the unscoped storage twice (``unscoped`` and ``again``, the same
     calls): their ratio is what the noise of the run alone makes of two equal contenders.
@@ -257,10 +258,11 @@ def view_ratios(
     )
     rows = []
     for call, cases, reps, warmup in measures:
-        samples = rotating([fn for _, _, fn in cases], reps, warmup)
-        by = {(f, s): summarize(v) for (f, s, _), v in zip(cases, samples, strict=True)}
         for flavour, _, _ in flavours:
-            unscoped, again, owned = (by[(flavour, s)] for s in ("unscoped", "again", "owned"))
+            mine = [(s, fn) for f, s, fn in cases if f == flavour]
+            samples = shuffled([fn for _, fn in mine], reps, warmup, seed=25)
+            by = {s: summarize(v) for (s, _), v in zip(mine, samples, strict=True)}
+            unscoped, again, owned = by["unscoped"], by["again"], by["owned"]
             rows.append(
                 {
                     "call": call,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -35,6 +36,31 @@ def rotating(fns: Sequence[Callable[[int], object]], reps: int, warmup: int) -> 
     for i in range(warmup + reps):
         for j in range(k):
             index = (i + j) % k
+            start = clock()
+            fns[index](i)
+            elapsed = (clock() - start) * 1000.0
+            if i >= warmup:
+                samples[index].append(elapsed)
+    return samples
+
+
+def shuffled(
+    fns: Sequence[Callable[[int], object]], reps: int, warmup: int, seed: int = 0
+) -> list[list[float]]:
+    """Time each of ``fns`` once per rep, in a fresh random order every rep (seeded).
+
+    Like :func:`rotating`, but no function always runs right after the same other one:
+    in a rotation of A, B, C, A always follows C, and what C leaves behind (a cache it
+    filled, a connection it returned, a thread it woke) weighs on A alone. For comparing
+    contenders within a few percent.
+    """
+    rng = random.Random(seed)
+    samples: list[list[float]] = [[] for _ in fns]
+    clock = time.perf_counter
+    order = list(range(len(fns)))
+    for i in range(warmup + reps):
+        rng.shuffle(order)
+        for index in order:
             start = clock()
             fns[index](i)
             elapsed = (clock() - start) * 1000.0

@@ -1,4 +1,5 @@
-"""A chat-history service on sqlmemory's ``AsyncSqlStorage``.
+"""A chat-history service on sqlmemory's ``AsyncSqlStorage``, each user's conversations
+theirs alone.
 
 Run it from the repository root::
 
@@ -12,6 +13,12 @@ Messages travel in sqlmemory's versioned JSON form (``sqlmemory.wire``): a reque
 is a JSON array of messages, and reads answer with the same array, so what a ``GET``
 returns can be posted again as it is. The OpenAPI schema (``/docs``) describes them with
 ``sqlmemory.wire.MESSAGE_JSON_SCHEMA``.
+
+Every request names its user in the ``X-User-Id`` header (in a real deployment, the
+authentication in front of the app sets it, or :func:`current_user` checks a token):
+the request gets ``storage.owned_by(user)``, an owned view of the storage, so it sees
+and changes that user's conversations only (docs/many-users.md). A missing or malformed
+header is a 401; another user's conversation answers 404, as one that does not exist.
 
 What a chat front end needs: conversations listed newest first a page at a time, with
 their titles (``GET /sessions``), renamed (``PATCH /sessions/{id}``), deleted
@@ -29,7 +36,18 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import Body, Depends, FastAPI, File, Form, HTTPException, Query, Request, UploadFile
+from fastapi import (
+    Body,
+    Depends,
+    FastAPI,
+    File,
+    Form,
+    Header,
+    HTTPException,
+    Query,
+    Request,
+    UploadFile,
+)
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
@@ -41,10 +59,12 @@ from sqlmemory import (
     DuplicateMessageError,
     FixedWindow,
     ImageBlock,
+    InvalidSessionIdError,
     Message,
     Policy,
     SchemaError,
     SessionInfo,
+    SessionOwnerError,
     StorageError,
     TextBlock,
     TokenWindow,
@@ -52,7 +72,7 @@ from sqlmemory import (
 from sqlmemory.migrate import upgrade_async
 from sqlmemory.wire import MESSAGE_JSON_SCHEMA, messages_from_dicts, messages_to_dicts
 
-__all__ = ["DEFAULT_URL", "URL_ENV", "app", "create_app"]
+__all__ = ["DEFAULT_URL", "URL_ENV", "USER_HEADER", "app", "create_app", "current_user"]
 
 URL_ENV = "SQLMEMORY_URL"
 """The environment variable naming the database."""
@@ -60,10 +80,13 @@ URL_ENV = "SQLMEMORY_URL"
 DEFAULT_URL = "sqlite+aiosqlite:///chat.db"
 """The database used when ``$SQLMEMORY_URL`` is not set: ``chat.db`` in the working dir."""
 
+USER_HEADER = "X-User-Id"
+"""The request header naming the signed-in user."""
+
 logger = logging.getLogger(__name__)
 
 # Plain numbers: the named constants for 413 and 422 changed names across Starlette releases.
-HTTP_404, HTTP_409, HTTP_413, HTTP_422, HTTP_503 = 404, 409, 413, 422, 503
+HTTP_401, HTTP_404, HTTP_409, HTTP_413, HTTP_422, HTTP_503 = 401, 404, 409, 413, 422, 503
 
 MESSAGES_SCHEMA = {"type": "array", "items": {"$ref": "#/components/schemas/Message"}}
 """A JSON array of messages in the wire form, as the OpenAPI schema names it."""
@@ -182,22 +205,63 @@ async def _storage_failed(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": detail}, status_code=HTTP_503)
 
 
+def _no_session(session_id: str) -> str:
+    """The detail of a 404: the same for a session that does not exist and for another
+    user's, so that the answer does not tell the two apart."""
+    return f"no session {session_id!r}"
+
+
+async def _not_theirs(request: Request, exc: Exception) -> JSONResponse:
+    # A write through the user's view met another user's session (SessionOwnerError):
+    # nothing was written. Answered as a session that does not exist; the error's own
+    # message, which names the owner, stays on the server.
+    detail = _no_session(request.path_params.get("session_id", ""))
+    return JSONResponse({"detail": detail}, status_code=HTTP_404)
+
+
 def _add_error_handlers(app: FastAPI) -> None:
     # Starlette picks the handler of the most derived class in the error's MRO, so the
     # ValueError subclasses below win over the ValueError catch-all (which covers
-    # InvalidMessageError, InvalidSessionIdError and the library's argument checks).
+    # InvalidMessageError, InvalidSessionIdError and the library's argument checks), and
+    # SessionOwnerError over the StorageError one.
     app.add_exception_handler(ValueError, _detail(HTTP_422))
     app.add_exception_handler(DuplicateMessageError, _detail(HTTP_409))
     app.add_exception_handler(BlobTooLargeError, _detail(HTTP_413))
+    app.add_exception_handler(SessionOwnerError, _not_theirs)
     app.add_exception_handler(StorageError, _storage_failed)
 
 
-def _storage(request: Request) -> AsyncSqlStorage:
+async def current_user(
+    x_user_id: Annotated[str | None, Header(description="the signed-in user's id")] = None,
+) -> str:
+    """The user the request is made for: the ``X-User-Id`` header, as an authenticating
+    proxy in front of the app sets it. Put your own authentication here (a session
+    cookie, a bearer token checked against your identity provider) and return its user id.
+
+    Raises:
+        HTTPException: 401 when the header is missing.
+    """
+    if x_user_id is None:
+        raise HTTPException(HTTP_401, f"the {USER_HEADER} header is required")
+    return x_user_id
+
+
+def user_storage(request: Request, user: Annotated[str, Depends(current_user)]) -> AsyncSqlStorage:
+    """The storage as the request's user sees it: ``storage.owned_by(user)``, no I/O.
+
+    Raises:
+        HTTPException: 401 for a user id the storage refuses as an owner (empty, over 255
+            characters, holding NUL).
+    """
     storage: AsyncSqlStorage = request.app.state.storage
-    return storage
+    try:
+        return storage.owned_by(user)
+    except InvalidSessionIdError:
+        raise HTTPException(HTTP_401, f"the {USER_HEADER} header is not a valid user id") from None
 
 
-Storage = Annotated[AsyncSqlStorage, Depends(_storage)]
+Storage = Annotated[AsyncSqlStorage, Depends(user_storage)]
+"""Every route's storage: the owned view of the request's user, never the unscoped one."""
 
 # `:path` lets a session id hold "/" ("user/42/chat"); the fixed suffix of each route
 # keeps them apart, and an empty id reaches the library, which rejects it with 422.
@@ -270,7 +334,7 @@ def _add_routes(app: FastAPI) -> None:
 
     @app.delete(SESSION)
     async def clear(session_id: str, storage: Storage) -> dict[str, int]:
-        """Delete a session and its messages."""
+        """Delete a session and its messages (another user's: nothing, as for none)."""
         return {"deleted": await storage.clear(session_id)}
 
 
@@ -282,9 +346,9 @@ def _add_session_routes(app: FastAPI) -> None:
         limit: Annotated[int, Query(ge=1, le=100)] = 20,
         cursor: str | None = None,
     ) -> SessionPageOut:
-        """Conversations, the most recently updated first, a page at a time.
+        """The user's conversations, the most recently updated first, a page at a time.
 
-        Only those whose id starts with ``prefix`` if given (a user's, say). The answer's
+        Only those whose id starts with ``prefix`` if given. The answer's
         ``next_cursor``, passed as ``cursor``, gives the next page; it is null on the last.
         """
         page = await storage.list_sessions(prefix, limit=limit, cursor=cursor)
@@ -322,15 +386,16 @@ def _add_session_routes(app: FastAPI) -> None:
     async def read_session(session_id: str, storage: Storage) -> SessionOut:
         """A conversation's record: title, metadata, message count, times."""
         info = await storage.session_info(session_id)
-        if info is None:
-            raise HTTPException(HTTP_404, f"no session {session_id!r}")
+        if info is None:  # or another user's: the view does not see it
+            raise HTTPException(HTTP_404, _no_session(session_id))
         return SessionOut.of(info)
 
     @app.patch(SESSION)
     async def update_session(
         session_id: str, update: SessionUpdate, storage: Storage
     ) -> SessionOut:
-        """Rename a conversation, or set its metadata; creates the record if needed."""
+        """Rename a conversation, or set its metadata; creates the record if needed (as the
+        user's). Another user's conversation is a 404."""
         fields = {name: getattr(update, name) for name in update.model_fields_set}
         await storage.update_session(session_id, **fields)
         info = await storage.session_info(session_id)

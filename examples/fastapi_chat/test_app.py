@@ -7,6 +7,9 @@ answer its tests are skipped, or fail if it is listed in ``$SQLMEMORY_REQUIRE_BA
 
 The PostgreSQL database is shared with the integration tests, so each test works only on
 sessions under its own random prefix, and deletes them when it ends.
+
+Every request names its user in the ``X-User-Id`` header: ``client`` is user ``ann``,
+``other`` is user ``bob`` on the same running app.
 """
 
 from __future__ import annotations
@@ -43,13 +46,15 @@ from sqlmemory.migrate import sync_url
 from sqlmemory.wire import messages_to_dicts
 from tests.support.storages import Databases
 
-from .app import URL_ENV, create_app
+from .app import URL_ENV, USER_HEADER, create_app
 
 pytestmark = pytest.mark.anyio
 
 BACKENDS = ("sqlite", "postgresql", "mysql")
 BLOB_LIMIT = 4096
 """The app's blob limit in these tests: small, so that a 413 needs no 20 MiB upload."""
+ANN, BOB = "ann", "bob"
+"""The users of ``client`` and ``other``."""
 
 
 @pytest.fixture(scope="module")
@@ -80,13 +85,17 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return str(request.getfixturevalue("postgres_url"))
 
 
+def _client(app: FastAPI, user: str | None) -> httpx.AsyncClient:
+    """A client of ``app`` whose requests are ``user``'s (no user header when ``None``)."""
+    headers = {} if user is None else {USER_HEADER: user}
+    transport = httpx.ASGITransport(app=app)
+    return httpx.AsyncClient(transport=transport, base_url="http://test", headers=headers)
+
+
 @asynccontextmanager
-async def _serve(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+async def _serve(app: FastAPI, user: str = ANN) -> AsyncIterator[httpx.AsyncClient]:
     # httpx's ASGI transport sends no lifespan events: run the app's lifespan around it.
-    async with (
-        app.router.lifespan_context(app),
-        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as c,
-    ):
+    async with app.router.lifespan_context(app), _client(app, user) as c:
         yield c
 
 
@@ -104,12 +113,22 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture
-async def prefix(client: httpx.AsyncClient) -> AsyncIterator[str]:
-    """A prefix no other test uses; every session under it is deleted afterwards."""
+async def other(app: FastAPI, client: httpx.AsyncClient) -> AsyncIterator[httpx.AsyncClient]:
+    """A second user's client of the app ``client`` started."""
+    async with _client(app, BOB) as c:
+        yield c
+
+
+@pytest.fixture
+async def prefix(app: FastAPI, client: httpx.AsyncClient) -> AsyncIterator[str]:
+    """A prefix no other test uses; every session under it is deleted afterwards, each
+    by its user."""
     unique = f"fastapi-test/{uuid.uuid4().hex}/"
     yield unique
-    for sid in await _all_sessions(client, unique):
-        assert (await client.delete(f"/sessions/{sid}")).status_code == 200
+    for user in (ANN, BOB):
+        async with _client(app, user) as c:
+            for sid in await _all_sessions(c, unique):
+                assert (await c.delete(f"/sessions/{sid}")).status_code == 200
 
 
 async def _pages(client: httpx.AsyncClient, prefix: str, limit: int = 100) -> list[dict[str, Any]]:
@@ -616,3 +635,101 @@ async def test_json_nested_too_deep_is_refused_before_it_is_stored(
     fine = await _post(client, sid, Message.user("still fine"))
     assert fine.status_code == 201
     assert len(await _ids(client, sid)) == 1
+
+
+# --- many users: each sees and changes only their own conversations ----------------------
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        pytest.param({}, id="no-header"),
+        pytest.param({USER_HEADER: ""}, id="empty"),
+        pytest.param({USER_HEADER: "u" * 256}, id="too-long"),
+    ],
+)
+async def test_a_request_without_a_valid_user_is_401_and_writes_nothing(
+    app: FastAPI, client: httpx.AsyncClient, prefix: str, headers: dict[str, str]
+) -> None:
+    sid = f"{prefix}chat"
+    requests = [
+        ("GET", "/sessions", None),
+        ("GET", f"/sessions/{sid}", None),
+        ("GET", f"/sessions/{sid}/messages", None),
+        ("POST", f"/sessions/{sid}/messages", messages_to_dicts([Message.user("hi")])),
+        ("PATCH", f"/sessions/{sid}", {"title": "mine"}),
+        ("POST", f"/sessions/{sid}/evict?keep=0", None),
+        ("DELETE", f"/sessions/{sid}", None),
+    ]
+    async with _client(app, None) as anonymous:
+        for method, path, body in requests:
+            response = await anonymous.request(method, path, json=body, headers=headers)
+            assert response.status_code == 401, (method, path, response.text)
+            assert USER_HEADER in response.json()["detail"]
+    assert await _all_sessions(client, prefix) == []
+
+
+async def test_another_users_conversation_does_not_exist_for_them(
+    client: httpx.AsyncClient, other: httpx.AsyncClient, prefix: str
+) -> None:
+    sid = f"{prefix}chat"
+    private = "ann's private plan"
+    messages = [Message.user(private), Message.assistant("noted")]
+    assert (await _post(client, sid, *messages)).status_code == 201
+    image = {"image": ("cat.png", _png(8, 8), "image/png")}
+    assert (await client.post(f"/sessions/{sid}/images", files=image)).status_code == 201
+    assert (await client.patch(f"/sessions/{sid}", json={"title": private})).status_code == 200
+    mine = (await client.get(f"/sessions/{sid}/messages")).json()
+    record = (await client.get(f"/sessions/{sid}")).json()
+
+    absent = await other.get(f"/sessions/{prefix}nothing")
+    answers = [
+        await other.get(f"/sessions/{sid}/messages"),
+        await other.get(f"/sessions/{sid}/messages", params={"window": 2}),
+        await other.get(f"/sessions/{sid}/messages", params={"max_tokens": 1000}),
+        await other.get(f"/sessions/{sid}"),
+        await other.get("/sessions"),
+        await other.get("/sessions", params={"prefix": prefix}),
+        await other.post(f"/sessions/{sid}/messages", json=messages_to_dicts([Message.user("x")])),
+        await other.post(f"/sessions/{sid}/messages", json=mine),  # a "retry" of ann's
+        await other.post(f"/sessions/{sid}/images", files=image),
+        await other.patch(f"/sessions/{sid}", json={"title": "bob's now"}),
+        await other.post(f"/sessions/{sid}/evict", params={"keep": 0}),
+        await other.delete(f"/sessions/{sid}"),
+    ]
+    reads, listed, writes, deletes = answers[:3], answers[4:6], answers[6:10], answers[10:]
+    assert [r.json() for r in reads] == [[], [], []]
+    assert answers[3].status_code == absent.status_code == 404
+    assert answers[3].json()["detail"] == absent.json()["detail"].replace("nothing", "chat")
+    assert [r.json() for r in listed] == [{"items": [], "next_cursor": None}] * 2
+    # A write that would change ann's conversation: 404, as for a session that does not
+    # exist, and the same answer as a read of one.
+    assert [r.status_code for r in writes] == [404] * 4
+    assert all(r.json() == answers[3].json() for r in writes)
+    assert [r.json() for r in deletes] == [{"deleted": 0}, {"deleted": 0}]
+    for response in answers:
+        assert private not in response.text and ANN not in response.text, response.text
+
+    # Ann's conversation is as she left it.
+    assert (await client.get(f"/sessions/{sid}/messages")).json() == mine
+    assert (await client.get(f"/sessions/{sid}")).json() == record
+    assert await _all_sessions(client, prefix) == [sid]
+
+
+async def test_two_users_keep_their_own_conversations_apart(
+    client: httpx.AsyncClient, other: httpx.AsyncClient, prefix: str
+) -> None:
+    assert (await _post(client, f"{prefix}ann-1", Message.user("a1"))).status_code == 201
+    assert (await _post(other, f"{prefix}bob-1", Message.user("b1"))).status_code == 201
+    assert (await _post(client, f"{prefix}ann-2", Message.user("a2"))).status_code == 201
+    # Each lists, reads and deletes their own only, however the ids are named.
+    assert await _all_sessions(client, prefix) == [f"{prefix}ann-2", f"{prefix}ann-1"]
+    assert await _all_sessions(other, prefix) == [f"{prefix}bob-1"]
+    assert await _ids(client, f"{prefix}bob-1") == []
+    assert (await client.delete(f"/sessions/{prefix}bob-1")).json() == {"deleted": 0}
+    assert len(await _ids(other, f"{prefix}bob-1")) == 1
+    # Once ann's conversation is gone, its id is free: bob may start one under it.
+    assert (await client.delete(f"/sessions/{prefix}ann-1")).json() == {"deleted": 1}
+    assert (await _post(other, f"{prefix}ann-1", Message.user("b2"))).status_code == 201
+    assert await _all_sessions(other, prefix) == [f"{prefix}ann-1", f"{prefix}bob-1"]
+    assert await _all_sessions(client, prefix) == [f"{prefix}ann-2"]

@@ -1,7 +1,8 @@
 """The Flask chat-history service through Flask's test client, on every backend.
 
 The database fixtures are the test suite's (``examples/conftest.py``): each test gets
-clean ``sqlmemory_*`` tables on SQLite, PostgreSQL and MySQL/MariaDB.
+clean ``sqlmemory_*`` tables on SQLite, PostgreSQL and MySQL/MariaDB. Every request names
+its user in the ``X-User-Id`` header: ``client`` is user ``ann``, ``other`` user ``bob``.
 """
 
 from __future__ import annotations
@@ -30,10 +31,12 @@ from sqlmemory import (
 )
 from sqlmemory.wire import messages_to_dicts
 
-from .app import URL_ENV, create_app
+from .app import URL_ENV, USER_HEADER, create_app
 
 BLOB_LIMIT = 4096
 """The app's blob limit in these tests: small, so that a 413 needs no 20 MiB upload."""
+ANN, BOB = "ann", "bob"
+"""The users of ``client`` and ``other``."""
 
 
 @pytest.fixture
@@ -44,9 +47,22 @@ def app(engine: sa.Engine) -> Flask:
     return app
 
 
+def as_user(app: Flask, user: str | None) -> FlaskClient:
+    """A test client of ``app`` whose requests are ``user``'s (no header when ``None``)."""
+    client = app.test_client()
+    if user is not None:
+        client.environ_base["HTTP_" + USER_HEADER.upper().replace("-", "_")] = user
+    return client
+
+
 @pytest.fixture
 def client(app: Flask) -> FlaskClient:
-    return app.test_client()
+    return as_user(app, ANN)
+
+
+@pytest.fixture
+def other(app: Flask) -> FlaskClient:
+    return as_user(app, BOB)
 
 
 def post(client: FlaskClient, sid: str, *messages: Message) -> Any:
@@ -288,12 +304,12 @@ def test_concurrent_posts_lose_and_duplicate_nothing(app: Flask) -> None:
     messages = [Message.user(f"message {i}") for i in range(12)]
 
     def send(message: Message) -> Any:
-        return post(app.test_client(), "busy", message)
+        return post(as_user(app, ANN), "busy", message)
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         responses = list(pool.map(send, messages))
     assert [r.status_code for r in responses] == [201] * 12
-    assert sorted(ids(app.test_client(), "busy")) == sorted(m.id for m in messages)
+    assert sorted(ids(as_user(app, ANN), "busy")) == sorted(m.id for m in messages)
 
 
 def test_storage_failure_is_503_without_details(
@@ -316,7 +332,7 @@ def test_schema_not_at_head_is_503_naming_the_fix(tmp_path: Path) -> None:
     with engine.begin() as conn:
         conn.execute(sa.text("DELETE FROM sqlmemory_alembic_version"))
     engine.dispose()
-    response = app.test_client().get("/sessions/s/messages")
+    response = as_user(app, ANN).get("/sessions/s/messages")
     assert response.status_code == 503
     assert "sqlmemory migrate" in response.json["detail"]
     app.extensions["sqlmemory"].engine.dispose()
@@ -327,7 +343,90 @@ def test_url_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv(URL_ENV, f"sqlite:///{database}")
     app = create_app()
     try:
-        assert post(app.test_client(), "s", Message.user("hi")).status_code == 201
+        assert post(as_user(app, ANN), "s", Message.user("hi")).status_code == 201
     finally:
         app.extensions["sqlmemory"].engine.dispose()
     assert database.is_file()
+
+
+# --- many users: each sees and changes only their own conversations ----------------------
+
+
+@pytest.mark.parametrize(
+    "user", [pytest.param(None, id="no-header"), "", pytest.param("u" * 256, id="too-long")]
+)
+def test_a_request_without_a_valid_user_is_401_and_writes_nothing(
+    app: Flask, client: FlaskClient, user: str | None
+) -> None:
+    anonymous = as_user(app, user)
+    requests = [
+        ("GET", "/sessions", None),
+        ("GET", "/sessions/chat", None),
+        ("GET", "/sessions/chat/messages", None),
+        ("POST", "/sessions/chat/messages", messages_to_dicts([Message.user("hi")])),
+        ("PATCH", "/sessions/chat", {"title": "mine"}),
+        ("POST", "/sessions/chat/evict?keep=0", None),
+        ("DELETE", "/sessions/chat", None),
+    ]
+    for method, path, body in requests:
+        response = anonymous.open(path, method=method, json=body)
+        assert response.status_code == 401, (method, path, response.text)
+        assert USER_HEADER in response.json["detail"]
+    assert listed(client) == []
+
+
+def test_another_users_conversation_does_not_exist_for_them(
+    client: FlaskClient, other: FlaskClient
+) -> None:
+    private = "ann's private plan"
+    messages = [Message.user(private), Message.assistant("noted")]
+    assert post(client, "chat", *messages).status_code == 201
+    assert client.patch("/sessions/chat", json={"title": private}).status_code == 200
+    mine = client.get("/sessions/chat/messages").json
+    record = client.get("/sessions/chat").json
+
+    absent = other.get("/sessions/nothing")
+    answers = [
+        other.get("/sessions/chat/messages"),
+        other.get("/sessions/chat/messages?window=2"),
+        other.get("/sessions/chat/messages?max_tokens=1000"),
+        other.get("/sessions/chat"),
+        other.get("/sessions"),
+        other.post("/sessions/chat/messages", json=messages_to_dicts([Message.user("x")])),
+        other.post("/sessions/chat/messages", json=mine),  # a "retry" of ann's
+        other.patch("/sessions/chat", json={"title": "bob's now"}),
+        other.post("/sessions/chat/evict?keep=0"),
+        other.delete("/sessions/chat"),
+    ]
+    assert [r.json for r in answers[:3]] == [[], [], []]
+    assert answers[3].status_code == absent.status_code == 404
+    assert answers[3].json["detail"] == absent.json["detail"].replace("nothing", "chat")
+    assert answers[4].json == {"items": [], "next_cursor": None}
+    # A write that would change ann's conversation: the 404 of a read of one that does
+    # not exist.
+    assert [(r.status_code, r.json) for r in answers[5:8]] == [(404, answers[3].json)] * 3
+    assert [r.json for r in answers[8:]] == [{"deleted": 0}, {"deleted": 0}]
+    for response in answers:
+        assert private not in response.text and ANN not in response.text, response.text
+
+    assert client.get("/sessions/chat/messages").json == mine
+    assert client.get("/sessions/chat").json == record
+    assert listed(client) == ["chat"]
+
+
+def test_two_users_keep_their_own_conversations_apart(
+    client: FlaskClient, other: FlaskClient
+) -> None:
+    assert post(client, "ann-1", Message.user("a1")).status_code == 201
+    assert post(other, "bob-1", Message.user("b1")).status_code == 201
+    assert post(client, "ann-2", Message.user("a2")).status_code == 201
+    assert listed(client) == ["ann-2", "ann-1"]
+    assert listed(other) == ["bob-1"]
+    assert ids(client, "bob-1") == []
+    assert client.delete("/sessions/bob-1").json == {"deleted": 0}
+    assert len(ids(other, "bob-1")) == 1
+    # Once ann's conversation is gone, its id is free: bob may start one under it.
+    assert client.delete("/sessions/ann-1").json == {"deleted": 1}
+    assert post(other, "ann-1", Message.user("b2")).status_code == 201
+    assert listed(other) == ["ann-1", "bob-1"]
+    assert listed(client) == ["ann-2"]
