@@ -130,14 +130,15 @@ def render(report: dict[str, Any]) -> str:
     lines += [
         "",
         f"{'backend':<11} {'call':<22} {'flavour':<7} {'unscoped ms':>12} {'owned ms':>9} "
-        f"{'owned/unscoped':>15} {'again/unscoped':>15}",
+        f"{'owned/unscoped':>15} {'paired':>7} {'again/unscoped':>15} {'paired':>7}",
     ]
     for b in report["backends"]:
         for r in b["views"]:
             lines.append(
                 f"{b['backend']:<11} {r['call']:<22} {r['flavour']:<7} "
                 f"{r['unscoped']['median_ms']:>12.3f} {r['owned']['median_ms']:>9.3f} "
-                f"{r['owned_x_unscoped']:>14.3f}x {r['again_x_unscoped']:>14.3f}x"
+                f"{r['owned_x_unscoped']:>14.3f}x {r['owned_x_unscoped_paired']:>6.3f}x "
+                f"{r['again_x_unscoped']:>14.3f}x {r['again_x_unscoped_paired']:>6.3f}x"
             )
     lines += [
         "",

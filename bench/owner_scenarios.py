@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import functools
 import random
+import statistics
 import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta, timezone
@@ -200,6 +201,13 @@ def _messages(corpus: Corpus, n: int) -> list[Message]:
     return [to_message(role, text) for role, text in corpus.rows(n)]
 
 
+def paired(mine: list[float], theirs: list[float]) -> float:
+    """The median over the repetitions of ``mine[i] / theirs[i]``: both ran in the same
+    repetition, a few milliseconds apart, so a load that comes and goes over seconds
+    weighs on both sides of each ratio alike."""
+    return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
+
+
 def _calls(
     store: Any, drive: Callable[[Any], Any], sid: str, batch: list[Message], window: tuple[str, int]
 ) -> tuple[Callable[[int], object], Callable[[int], list[Message]]]:
@@ -261,7 +269,8 @@ def view_ratios(
         for flavour, _, _ in flavours:
             mine = [(s, fn) for f, s, fn in cases if f == flavour]
             samples = shuffled([fn for _, fn in mine], reps, warmup, seed=25)
-            by = {s: summarize(v) for (s, _), v in zip(mine, samples, strict=True)}
+            raw = {s: v for (s, _), v in zip(mine, samples, strict=True)}
+            by = {s: summarize(v) for s, v in raw.items()}
             unscoped, again, owned = by["unscoped"], by["again"], by["owned"]
             rows.append(
                 {
@@ -272,6 +281,8 @@ def view_ratios(
                     "owned": owned,
                     "owned_x_unscoped": owned["median_ms"] / unscoped["median_ms"],
                     "again_x_unscoped": again["median_ms"] / unscoped["median_ms"],
+                    "owned_x_unscoped_paired": paired(raw["owned"], raw["unscoped"]),
+                    "again_x_unscoped_paired": paired(raw["again"], raw["unscoped"]),
                 }
             )
     return rows
