@@ -119,13 +119,16 @@ def unreachable(url: str) -> str | None:
 
 def render(report: dict[str, Any]) -> str:
     """The printed tables: pages, view ratios, erasure."""
-    lines = [f"{'backend':<11} {'pages of':<9} {'page':>11} {'median ms':>10} {'p95 ms':>8}"]
+    lines = [
+        f"{'backend':<11} {'pages of':<9} {'page':>11} {'median ms':>10} {'p95 ms':>8} "
+        f"{'x page 0':>9}"
+    ]
     for b in report["backends"]:
         for r in b["pages"]:
             page = f"{r['page']} (last)" if r["last"] else str(r["page"])
             lines.append(
                 f"{b['backend']:<11} {r['scope']:<9} {page:>11} "
-                f"{r['median_ms']:>10.3f} {r['p95_ms']:>8.3f}"
+                f"{r['median_ms']:>10.3f} {r['p95_ms']:>8.3f} {r['x_first']:>8.2f}x"
             )
     lines += [
         "",

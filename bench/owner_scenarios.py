@@ -43,7 +43,7 @@ class Sizes:
     others are spread evenly over the other owners."""
     limit: int = 50
     pages: tuple[int, ...] = (0, 10, 50, LAST)
-    page_reps: int = 30
+    page_reps: int = 100
     append_reps: int = 500
     append_warmup: int = 20
     window_messages: int = 1_000
@@ -143,13 +143,21 @@ def cursors(list_page: Callable[[str | None], Any], pages: tuple[int, ...]) -> d
         cursor, number = page.next_cursor, number + 1
 
 
+def paired(mine: list[float], theirs: list[float]) -> float:
+    """The median over the repetitions of ``mine[i] / theirs[i]``: both ran in the same
+    repetition, a few milliseconds apart, so a load that comes and goes over seconds
+    weighs on both sides of each ratio alike."""
+    return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
+
+
 def _walk(list_sessions: Callable[..., Any], limit: int, cursor: str | None) -> Any:
     return list_sessions(limit=limit, cursor=cursor)
 
 
 def pages(storage: SqlStorage, names: Names, sizes: Sizes) -> list[dict[str, Any]]:
     """Milliseconds per page of the measured owner (through its owned view) and of the
-    unscoped list, at each page number, all interleaved in every repetition."""
+    unscoped list, at each page number, all interleaved in every repetition; ``x_first``:
+    a page's time over the same list's first page's, paired by repetition."""
     owner = names.owner(0)
     view = storage.owned_by(owner)
     limit = sizes.limit
@@ -169,9 +177,17 @@ def pages(storage: SqlStorage, names: Names, sizes: Sizes) -> list[dict[str, Any
                 raise RuntimeError(f"page {number} holds {len(page.items)} sessions, not {limit}")
             cases.append((scope, number, number == last, _page_call(list_sessions, limit, cursor)))
     samples = shuffled([case[-1] for case in cases], sizes.page_reps, 2)
+    timed = list(zip(cases, samples, strict=True))
+    first = {scope: values for (scope, number, *_), values in timed if number == 0}
     return [
-        {"scope": scope, "page": number, "last": is_last, **summarize(values)}
-        for (scope, number, is_last, _), values in zip(cases, samples, strict=True)
+        {
+            "scope": scope,
+            "page": number,
+            "last": is_last,
+            **summarize(values),
+            "x_first": paired(values, first[scope]),
+        }
+        for (scope, number, is_last, _), values in timed
     ]
 
 
@@ -199,13 +215,6 @@ class Loop:
 
 def _messages(corpus: Corpus, n: int) -> list[Message]:
     return [to_message(role, text) for role, text in corpus.rows(n)]
-
-
-def paired(mine: list[float], theirs: list[float]) -> float:
-    """The median over the repetitions of ``mine[i] / theirs[i]``: both ran in the same
-    repetition, a few milliseconds apart, so a load that comes and goes over seconds
-    weighs on both sides of each ratio alike."""
-    return statistics.median(a / b for a, b in zip(mine, theirs, strict=True))
 
 
 def _calls(

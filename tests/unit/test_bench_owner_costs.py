@@ -68,6 +68,7 @@ def test_every_measure_runs_and_unreachable_servers_are_left_out(
     ]
     assert pages[("owner", 59)]["last"] and not pages[("owner", 50)]["last"]
     assert all(0 < r["median_ms"] <= r["p95_ms"] for r in pages.values())
+    assert pages[("owner", 0)]["x_first"] == pages[("all", 0)]["x_first"] == 1.0
 
     calls = {(r["call"], r["flavour"]) for r in sqlite["views"]}
     assert calls == {(c, f) for c in ("append 1", "FixedWindow(4) @30") for f in ("sync", "async")}
