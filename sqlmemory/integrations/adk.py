@@ -242,7 +242,9 @@ class SqlMemorySessionService(SessionsBase):
         await self._write(changes)
         session.last_update_time = update_time
         session._storage_update_marker = marker
-        return self._commit_event_to_session(session, event)
+        self._update_session_state(session, event)  # what ADK 2.13's base does, on 2.0 too
+        session.events.append(event)
+        return event
 
     @staticmethod
     def _deltas(state: Any, what: str) -> dict[str, dict[str, Any]]:
