@@ -282,14 +282,7 @@ def _part(block: Block, message: Message) -> dict[str, Any]:
     kept = kept if isinstance(kept, dict) else {}
     part = dict(kept.get("part", {})) if isinstance(kept.get("part"), dict) else {}
     if message.role is Role.TOOL:
-        response = dict(kept.get("function_response") or {})
-        text = block.text if isinstance(block, TextBlock) else ""
-        try:
-            response["response"] = json.loads(text)
-        except ValueError:
-            response["response"] = {"output": text}
-        response["id"] = message.tool_call_id
-        return {"function_response": response, **part}
+        return {"function_response": _response(block, message, kept), **part}
     if isinstance(block, OpaqueBlock):
         return dict(thaw_json(block.payload))
     if isinstance(block, ToolCall):
@@ -298,12 +291,27 @@ def _part(block: Block, message: Message) -> dict[str, Any]:
             call["args"] = thaw_json(block.arguments)
         return {"function_call": call, **part}
     if isinstance(block, (ImageBlock, DocumentBlock)):
-        if block.data is not None:
-            blob = {**(kept.get("blob") or {}), "data": block.data, "mime_type": block.media_type}
-            return {"inline_data": blob, **part}
-        return {"file_data": {**(kept.get("file") or {}), "file_uri": block.url}, **part}
+        return {**_media(block, kept), **part}
     if isinstance(block, ThinkingBlock):
         return {"text": block.thinking, **part}
     if isinstance(block, TextBlock):
         return {"text": block.text, **part}
     return part
+
+
+def _response(block: Block, message: Message, kept: dict[str, Any]) -> dict[str, Any]:
+    response = dict(kept.get("function_response") or {})
+    text = block.text if isinstance(block, TextBlock) else ""
+    try:
+        response["response"] = json.loads(text)
+    except ValueError:
+        response["response"] = {"output": text}
+    response["id"] = message.tool_call_id
+    return response
+
+
+def _media(block: ImageBlock | DocumentBlock, kept: dict[str, Any]) -> dict[str, Any]:
+    if block.data is not None:
+        blob = {**(kept.get("blob") or {}), "data": block.data, "mime_type": block.media_type}
+        return {"inline_data": blob}
+    return {"file_data": {**(kept.get("file") or {}), "file_uri": block.url}}

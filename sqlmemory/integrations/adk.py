@@ -140,20 +140,30 @@ class SqlMemorySessionService(SessionsBase):
         names = self._names(app_name, user_id)
         sid = names.session_id(self._check_name(session_id, "session_id"))
         view = self._view(names)
-        info = await view.session_info(sid)
+        n = config.num_recent_events if config is not None else None
+        after = config.after_timestamp if config is not None else None
+        policy = None if n is None and after is None else RecentEvents(n, after)
+        # The record and the events are read at once: they are of one revision when the
+        # newest message read is the record's last (or there are none to return). Else an
+        # append came between, and the events are read again, after the record: the
+        # session may then hold an event newer than its marker, which only makes a later
+        # append_event refuse it as stale.
+        info, found, (app_state, user_state) = await asyncio.gather(
+            view.session_info(sid), self._events(view, sid, n, policy), self._scopes(names, {})
+        )
         meta = session_meta(info)
         if info is None or not meta:
             return None
-        n = config.num_recent_events if config is not None else None
-        after = config.after_timestamp if config is not None else None
-        if n == 0:
-            messages: Any = asyncio.sleep(0, [])
-        elif n is None and after is None:
-            messages = view.load(sid)
-        else:
-            messages = view.load(sid, RecentEvents(n, after))
-        found, (app_state, user_state) = await asyncio.gather(messages, self._scopes(names, {}))
+        last = found[-1].id if found else None
+        if n != 0 and last != meta.get("last_message"):
+            found = await self._events(view, sid, n, policy)
         return self._session(names, session_id, info, app_state, user_state, found)
+
+    @staticmethod
+    async def _events(view: Any, sid: str, n: int | None, policy: Any) -> list[Any]:
+        if n == 0:
+            return []
+        return list(await view.load(sid, policy))
 
     def _session(
         self,
@@ -233,7 +243,8 @@ class SqlMemorySessionService(SessionsBase):
             stale(info, session)
             meta = session_meta(info)
             state = {**meta.get("state", {}), **deltas["session"]}
-            meta.update(state=state, update_time=update_time, marker=marker, last_event=event.id)
+            meta.update(state=state, update_time=update_time, marker=marker)
+            meta.update(last_event=event.id, last_message=messages[-1].id)
             return {"adk": meta}
 
         owner = self._user_owner(names)

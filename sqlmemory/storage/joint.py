@@ -47,8 +47,8 @@ class RecordChange:
         ...     RecordChange("chat-1", [Message.user("Hi")], metadata=count),
         ...     RecordChange("totals", metadata=count),
         ... ])
-        >>> storage.session_info("totals").metadata, storage.count("chat-1")
-        ({'seen': 1}, 1)
+        >>> storage.session_info("totals").metadata == {"seen": 1}, storage.count("chat-1")
+        (True, 1)
 
     Attributes:
         session_id: the session.

@@ -13,32 +13,45 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import Connection, update
+from sqlalchemy import Connection, bindparam, select, update
 
 from sqlmemory.storage.joint import CheckedChange, new_metadata
 from sqlmemory.storage.records import SessionInfo, metadata_json
 from sqlmemory.storage.sql import writes
-from sqlmemory.storage.sql.record_queries import session_info
+from sqlmemory.storage.sql.record_queries import RECORD_COLUMNS, record_of, session_info
 from sqlmemory.storage.sql.schema import sessions_table
-from sqlmemory.storage.sql.session_lock import later, lock_existing, lock_session
+from sqlmemory.storage.sql.session_lock import later, lock_session
 
 __all__ = ["update_together"]
+
+_LOCK_RECORD = (
+    select(*RECORD_COLUMNS).where(sessions_table.c.session_id == bindparam("sid")).with_for_update()
+)
 
 
 def _locked_record(conn: Connection, change: CheckedChange, now: datetime) -> SessionInfo | None:
     """Lock the change's session (creating its record when the change may) and read its
     record under that lock; ``None`` when it does not exist for the change's owner."""
     sid = change.session_id
-    if change.create:
-        lock_session(conn, sid, 0, now, now, keep_history=True, owner=change.owner)
-    elif not lock_existing(conn, sid, change.owner):
-        return None
+    if not change.create:
+        # One statement: the record, locked if it exists (SQLite's write lock is held).
+        row = conn.execute(_LOCK_RECORD, {"sid": sid}).first()
+        if row is None or (change.owner is not None and row.owner != change.owner):
+            return None
+        return record_of(row._mapping)
+    lock_session(conn, sid, 0, now, now, keep_history=True, owner=change.owner)
     return session_info(conn, sid)
 
 
-def update_together(conn: Connection, changes: Sequence[CheckedChange], now: datetime) -> None:
+def update_together(
+    conn: Connection, changes: Sequence[CheckedChange], now: datetime, idempotent: bool = False
+) -> None:
     """Lock each session of ``changes`` (sorted by id), call its ``metadata`` function on
     the locked record, append its messages and store its new metadata.
+
+    Messages are inserted as new (a stored id makes the unique index raise, and the caller
+    runs the whole call again with ``idempotent``, which skips what is stored already), as
+    ``append`` does.
 
     Raises:
         SessionOwnerError: a session is not the change's owner's (nothing is written:
@@ -52,7 +65,8 @@ def update_together(conn: Connection, changes: Sequence[CheckedChange], now: dat
         if info is None:
             continue
         if change.encoded:
-            writes.append_idempotent(conn, change.session_id, change.encoded, now, change.owner)
+            append = writes.append_idempotent if idempotent else writes.append
+            append(conn, change.session_id, change.encoded, now, change.owner)
         if metadata is not None:
             conn.execute(
                 update(sessions_table)

@@ -213,8 +213,14 @@ class SqlStorage(SqlCatalog):
         checked = check_changes(changes, self.max_blob_bytes, self._owner)
         for change in checked:
             change.encoded.extend(encode_message(m) for m in change.messages)
-        write = joint_writes.update_together
-        self._run("update_together", True, write, checked, utc_now())
+        write, now = joint_writes.update_together, utc_now()
+        with translate_db_errors("update_together"):
+            try:
+                self._attempt("update_together", True, write, checked, now)
+            except IntegrityError:
+                # A message id is stored already: a retry, or a conflict. Decide it under
+                # the lock, as append does.
+                self._attempt("update_together", True, write, checked, now, True)
 
     def count(self, session_id: str) -> int:
         """The number of messages in the session."""
