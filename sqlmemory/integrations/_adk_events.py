@@ -60,6 +60,7 @@ def event_messages(event: Any) -> list[Message]:
     try:
         data = event.model_dump(mode="json", exclude_none=True)
         parts = list(event.content.parts or ()) if event.content is not None else []
+        type(event).model_validate(data)  # what is stored must read back
     except Exception as exc:  # a changed object: pydantic's and ADK's errors alike
         raise ConversionError(f"event: ADK cannot dump it ({type(exc).__name__})") from None
     try:

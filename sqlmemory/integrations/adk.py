@@ -18,6 +18,7 @@ import asyncio
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from sqlmemory.errors import ConversionError
 from sqlmemory.integrations._adk_events import event_messages, events_of
 from sqlmemory.integrations._adk_records import (
     Names,
@@ -34,6 +35,7 @@ from sqlmemory.storage.records import SessionInfo
 try:
     from google.adk.errors.already_exists_error import AlreadyExistsError
     from google.adk.events.event import Event
+    from google.adk.events.event_actions import EventActions
     from google.adk.sessions import Session
     from google.adk.sessions.base_session_service import GetSessionConfig, ListSessionsResponse
 except ImportError as exc:  # pragma: no cover - exercised by the extras check
@@ -230,12 +232,16 @@ class SqlMemorySessionService(SessionsBase):
             raise TypeError("append_event takes an ADK Session and an ADK Event")
         if event.partial:
             return event
-        self._apply_temp_state(session, event)
-        event = self._trim_temp_delta_state(event)
         names = self._names(session.app_name, session.user_id)
         sid = names.session_id(self._check_name(session.id, "session id"))
-        messages = event_messages(event)
-        deltas = self._deltas(event.actions.state_delta or {}, "state_delta")
+        delta = state_delta(event)
+        deltas = self._deltas(delta, "state_delta")
+        # Converted with the temp: keys left out, before the session object changes.
+        kept = {key: value for key, value in delta.items() if not key.startswith("temp:")}
+        actions = event.actions.model_copy(update={"state_delta": kept})
+        messages = event_messages(event.model_copy(update={"actions": actions}))
+        self._apply_temp_state(session, event)
+        event = self._trim_temp_delta_state(event)
         marker = new_marker()
         update_time = float(event.timestamp)
 
@@ -259,4 +265,19 @@ class SqlMemorySessionService(SessionsBase):
 
     @staticmethod
     def _deltas(state: Any, what: str) -> dict[str, dict[str, Any]]:
-        return split_state(check_state(state, what))
+        if not isinstance(state, dict) or not all(isinstance(key, str) for key in state):
+            raise TypeError(f"{what} must be a dict of str keys, not {type(state).__name__}")
+        return {
+            scope: check_state(delta, f"{what} ({scope})")
+            for scope, delta in split_state(state).items()
+        }
+
+
+def state_delta(event: Event) -> dict[str, Any]:
+    """The event's state delta, or :class:`ConversionError` for actions changed past
+    ADK's validation."""
+    actions = event.actions
+    delta = getattr(actions, "state_delta", None)
+    if not isinstance(actions, EventActions) or not isinstance(delta, dict):
+        raise ConversionError("event.actions.state_delta must be a dict")
+    return delta
