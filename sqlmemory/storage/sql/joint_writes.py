@@ -56,8 +56,8 @@ def update_together(
     Raises:
         SessionOwnerError: a session is not the change's owner's (nothing is written:
             the caller's transaction rolls back).
-        DuplicateMessageError: a message id is stored with different content.
-        Whatever a ``metadata`` function raised.
+        DuplicateMessageError: a message id is stored with different content. Whatever
+            a ``metadata`` function raised is raised as it is.
     """
     for change in changes:
         info = _locked_record(conn, change, now)

@@ -207,8 +207,8 @@ class SqlStorage(SqlCatalog):
         Raises:
             TypeError, ValueError: bad changes (before any I/O), or metadata that cannot
                 be stored.
-            SessionOwnerError: a session is not the change's owner's.
-            Whatever a ``metadata`` function raised; nothing is written.
+            SessionOwnerError: a session is not the change's owner's. Whatever a
+                ``metadata`` function raised is raised as it is; nothing is written.
         """
         checked = check_changes(changes, self.max_blob_bytes, self._owner)
         for change in checked:
