@@ -30,6 +30,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.dialects import postgresql, sqlite
 
 from sqlmemory.storage.lineage import no_source, not_a_message, taken
 from sqlmemory.storage.owners import refuse
@@ -78,13 +79,15 @@ def _claim_statement(dialect: str) -> Executable:
         "message_count": 0,
         "owner": bindparam("owner", type_=Key()),
     }
+    # The rowcount of an INSERT says whether the row went in (SQLAlchemy keeps it only
+    # when asked to).
     if dialect in ("mysql", "mariadb"):
         # The rows are ours: IGNORE can only skip the duplicate key.
-        return insert(sessions_table).values(row).prefix_with("IGNORE")
-    from sqlalchemy.dialects import postgresql, sqlite
-
-    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    return insert_of(sessions_table).values(row).on_conflict_do_nothing()
+        claim = insert(sessions_table).values(row).prefix_with("IGNORE")
+    else:
+        insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        claim = insert_of(sessions_table).values(row).on_conflict_do_nothing()
+    return claim.execution_options(preserve_rowcount=True)
 
 
 def _copy_columns(table: Table) -> list[str]:
@@ -115,7 +118,8 @@ def _copy_statement(name: str, prefix: bool) -> Executable:
         rows = rows.where(exists().where(referenced))
     elif prefix:
         rows = rows.where(table.c.seq <= bindparam("cut"))
-    return insert(table).from_select(["session_id", *names], rows)
+    copy = insert(table).from_select(["session_id", *names], rows)
+    return copy.execution_options(preserve_rowcount=True)
 
 
 def _claim(conn: Connection, new: str, now: datetime, owner: str | None) -> bool:
