@@ -119,7 +119,7 @@ class SessionNotFoundError(SqlMemoryError, ValueError):
         >>> InMemoryStorage().fork("no-such-chat", "copy")
         Traceback (most recent call last):
         ...
-        sqlmemory.errors.SessionNotFoundError: session 'no-such-chat' does not exist; nothing was written
+        sqlmemory.errors.SessionNotFoundError: session 'no-such-chat' does not exist; ...
     """
 
     def __init__(self, message: str, session_id: str) -> None:
@@ -140,7 +140,7 @@ class MessageNotFoundError(SqlMemoryError, ValueError):
         >>> storage.fork("chat-1", "copy", at="m9")
         Traceback (most recent call last):
         ...
-        sqlmemory.errors.MessageNotFoundError: message 'm9' is not a message of session 'chat-1'; nothing was written
+        sqlmemory.errors.MessageNotFoundError: message 'm9' is not a message of session 'chat-1'...
     """
 
     def __init__(self, message: str, session_id: str, message_id: str) -> None:

@@ -20,10 +20,12 @@ from sqlmemory.errors import (
 from sqlmemory.storage.checks import check_session_id
 from sqlmemory.types.blocks import check_id
 
-__all__ = ["check_fork", "not_a_message", "no_source", "taken"]
+__all__ = ["check_fork", "no_source", "not_a_message", "taken"]
 
 
-def check_fork(session_id: object, new_session_id: object, at: object) -> tuple[str, str, str | None]:
+def check_fork(
+    session_id: object, new_session_id: object, at: object
+) -> tuple[str, str, str | None]:
     """The arguments of ``fork``, checked before anything is read or written.
 
     Raises:
@@ -63,8 +65,7 @@ def no_source(session_id: str) -> SessionNotFoundError:
 def not_a_message(session_id: str, message_id: str) -> MessageNotFoundError:
     """The error of a fork whose ``at`` is not a message of the source."""
     return MessageNotFoundError(
-        f"message {message_id!r} is not a message of session {session_id!r}; "
-        "nothing was written",
+        f"message {message_id!r} is not a message of session {session_id!r}; nothing was written",
         session_id,
         message_id,
     )
@@ -72,6 +73,4 @@ def not_a_message(session_id: str, message_id: str) -> MessageNotFoundError:
 
 def taken(new_session_id: str) -> ConflictError:
     """The error of a fork into a session id that exists already."""
-    return ConflictError(
-        f"session {new_session_id!r} exists already; nothing was written"
-    )
+    return ConflictError(f"session {new_session_id!r} exists already; nothing was written")

@@ -240,9 +240,7 @@ def list_branches(conn: Connection, sid: str, owner: str | None = None) -> list[
     return [info_of(base64_text.decoded(row, base64_text.SESSION_TEXT)) for row in rows]
 
 
-def set_lineage(
-    conn: Connection, sid: str, parent_id: str | None, forked_at: str | None
-) -> bool:
+def set_lineage(conn: Connection, sid: str, parent_id: str | None, forked_at: str | None) -> bool:
     """Give the existing session ``sid`` its lineage, under its lock (an import of an
     exported fork); whether the session exists."""
     if not lock_existing(conn, sid):

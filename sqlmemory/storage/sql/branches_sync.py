@@ -1,4 +1,4 @@
-"""The branches of an ``SqlStorage``: ``fork`` and ``branches``.
+"""The branches of ``SqlStorage``: ``fork`` and ``branches``.
 
 Generated from ``sqlmemory/storage/sql/branches_async.py``
 by ``tools/generate_sync.py``: edit that file, never this one.
