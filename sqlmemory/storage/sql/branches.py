@@ -23,9 +23,7 @@ from sqlalchemy import (
     Connection,
     Executable,
     Table,
-    and_,
     bindparam,
-    exists,
     insert,
     select,
     update,
@@ -105,17 +103,17 @@ def _copy_statement(name: str, prefix: bool) -> Executable:
         bindparam("new", type_=Key()).label("session_id"), *(table.c[n] for n in names)
     ).where(table.c.session_id == bindparam("sid", type_=Key()))
     if table is blobs_table:
-        # Only the bytes the copied blocks reference (every blob of a session is
-        # referenced, but a prefix references fewer).
-        block = blocks_table.c
-        referenced = and_(
-            block.session_id == blobs_table.c.session_id,
-            block.blob_sha256.is_not(None),
-            block.blob_sha256 == blobs_table.c.sha256,
-        )
         if prefix:
-            referenced = and_(referenced, block.seq <= bindparam("cut"))
-        rows = rows.where(exists().where(referenced))
+            # Only the bytes the copied blocks reference: a range of the blocks' primary
+            # key, probed into the blobs' (a whole copy takes them all: a session holds
+            # no blob its blocks do not reference).
+            block = blocks_table.c
+            used = select(block.blob_sha256).where(
+                block.session_id == bindparam("sid", type_=Key()),
+                block.seq <= bindparam("cut"),
+                block.blob_sha256.is_not(None),
+            )
+            rows = rows.where(blobs_table.c.sha256.in_(used))
     elif prefix:
         rows = rows.where(table.c.seq <= bindparam("cut"))
     copy = insert(table).from_select(["session_id", *names], rows)
