@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from sqlmemory.errors import ConflictError, DuplicateMessageError
 from sqlmemory.policy.groups import evict_start
 from sqlmemory.policy.windows import Policy, RecentWindow
+from sqlmemory.storage._memory_branches import MemoryBranches
 from sqlmemory.storage._memory_joint import update_together
-from sqlmemory.storage._memory_records import MemoryRecords
 from sqlmemory.storage.base import SessionView
 from sqlmemory.storage.checks import (
     check_count,
@@ -31,7 +31,7 @@ from sqlmemory.types import Message, utc_now
 __all__ = ["InMemoryStorage"]
 
 
-class InMemoryStorage(MemoryRecords):
+class InMemoryStorage(MemoryBranches):
     """Sessions held in a dict, safe for concurrent use from threads.
 
     Messages are immutable values, so handing them out shares nothing mutable; every

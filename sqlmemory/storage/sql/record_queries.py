@@ -62,6 +62,8 @@ RECORD_COLUMNS = (
     _session.metadata_json,
     _session.text_base64,
     _session.owner,
+    _session.parent_id,
+    _session.forked_at,
 )
 
 

@@ -44,10 +44,11 @@ from sqlmemory.types import Message, utc_now
 
 __all__ = ["SqlStorage"]
 
+from sqlmemory.storage.sql.branches_sync import SqlBranches
 from sqlmemory.storage.sql.catalog import SqlCatalog
 
 
-class SqlStorage(SqlCatalog):
+class SqlStorage(SqlCatalog, SqlBranches):
     """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``Engine``.
 
     Every public write is one transaction: it happens whole or not at all. The database

@@ -53,10 +53,11 @@ from sqlmemory.types import Message, utc_now
 
 __all__ = ["AsyncSqlStorage"]
 
+from sqlmemory.storage.sql.branches_async import AsyncSqlBranches
 from sqlmemory.storage.sql.catalog_async import AsyncSqlCatalog
 
 
-class AsyncSqlStorage(AsyncSqlCatalog):
+class AsyncSqlStorage(AsyncSqlCatalog, AsyncSqlBranches):
     """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``AsyncEngine``.
 
     Every public write is one transaction: it happens whole or not at all. The database
