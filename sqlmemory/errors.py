@@ -17,7 +17,9 @@ __all__ = [
     "DuplicateMessageError",
     "InvalidMessageError",
     "InvalidSessionIdError",
+    "MessageNotFoundError",
     "SchemaError",
+    "SessionNotFoundError",
     "SessionOwnerError",
     "SqlMemoryError",
     "StorageError",
@@ -107,6 +109,46 @@ class ConversionError(SqlMemoryError, ValueError):
     """
 
 
+class SessionNotFoundError(SqlMemoryError, ValueError):
+    """A session that must exist does not (through an owned view: is not the owner's).
+
+    ``fork`` raises it for an absent source; nothing was written. ``session_id`` names it.
+
+    Examples:
+        >>> from sqlmemory import InMemoryStorage
+        >>> InMemoryStorage().fork("no-such-chat", "copy")
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.SessionNotFoundError: session 'no-such-chat' does not exist; ...
+    """
+
+    def __init__(self, message: str, session_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
+class MessageNotFoundError(SqlMemoryError, ValueError):
+    """A message id that is not a message of the session.
+
+    ``fork(..., at=...)`` raises it when ``at`` names no message of the source; nothing
+    was written. ``session_id`` and ``message_id`` name them.
+
+    Examples:
+        >>> from sqlmemory import InMemoryStorage, Message
+        >>> storage = InMemoryStorage()
+        >>> storage.append("chat-1", Message.user("Hi", id="m1"))
+        >>> storage.fork("chat-1", "copy", at="m9")
+        Traceback (most recent call last):
+        ...
+        sqlmemory.errors.MessageNotFoundError: message 'm9' is not a message of session 'chat-1'...
+    """
+
+    def __init__(self, message: str, session_id: str, message_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        self.message_id = message_id
+
+
 class StorageError(SqlMemoryError):
     """The database failed; the original driver error is the ``__cause__``.
 
@@ -131,10 +173,11 @@ class SchemaError(StorageError):
 
 
 class ConflictError(StorageError):
-    """``compact`` lost a race: the session changed while the summarizer ran.
+    """``compact`` lost a race (the session changed while the summarizer ran), or ``fork``
+    was given a new session id that is taken.
 
-    Nothing was written; the summary is discarded. Compacting again works on the session
-    as it is now.
+    Nothing was written; a summary is discarded. Compacting again works on the session
+    as it is now; forking again needs a free id.
 
     Examples:
         >>> from sqlmemory import FixedWindow, InMemoryStorage, Message

@@ -7,6 +7,7 @@ outside the checkout, with the extra's name::
     python adapters_smoke.py langchain       # pip install 'sqlmemory[langchain]'
     python adapters_smoke.py pydantic-ai     # pip install 'sqlmemory[pydantic-ai]'
     python adapters_smoke.py openai-agents   # pip install 'sqlmemory[openai-agents]'
+    python adapters_smoke.py adk             # pip install 'sqlmemory[adk]'
 
 Each runs the framework's own offline model twice over a conversation kept in SQLite
 (a file in the current directory), the second turn reading the first one back, and checks
@@ -185,7 +186,81 @@ def openai_agents() -> None:
     asyncio.run(two_turns())
 
 
-SMOKES = {"langchain": langchain, "pydantic-ai": pydantic_ai, "openai-agents": openai_agents}
+def adk() -> None:
+    from google.adk.agents import LlmAgent
+    from google.adk.models.base_llm import BaseLlm
+    from google.adk.models.llm_response import LlmResponse
+    from google.adk.runners import Runner
+    from google.adk.sessions.base_session_service import GetSessionConfig
+    from google.genai import types
+
+    from sqlmemory import AsyncSqlStorage
+    from sqlmemory.integrations.adk import SqlMemorySessionService
+
+    def call(b: int) -> LlmResponse:
+        part = types.Part(function_call=types.FunctionCall(name="multiply", args={"a": 6, "b": b}))
+        return LlmResponse(content=types.Content(role="model", parts=[part]))
+
+    def text(words: str) -> LlmResponse:
+        return LlmResponse(content=types.Content(role="model", parts=[types.Part(text=words)]))
+
+    script = [call(7), text("42"), call(8), text("48")]
+    requests: list[Any] = []
+
+    class Scripted(BaseLlm):
+        model: str = "scripted"
+
+        async def generate_content_async(self, llm_request: Any, stream: bool = False) -> Any:
+            requests.append(llm_request.model_copy(deep=True))
+            yield script.pop(0)
+
+    def multiply(a: int, b: int) -> int:
+        """Multiply two integers."""
+        return a * b
+
+    async def two_turns() -> None:
+        agent = LlmAgent(name="calc", model=Scripted(), tools=[multiply])
+        url = URL.replace("sqlite://", "sqlite+aiosqlite://")
+        async with AsyncSqlStorage.from_url(url) as storage:
+            service = SqlMemorySessionService(storage)
+            runner = Runner(app_name="calc", agent=agent, session_service=service)
+            session = await service.create_session(app_name="calc", user_id="u1")
+            finals = []
+            for question in ("6 x 7?", "6 x 8?"):
+                message = types.Content(role="user", parts=[types.Part(text=question)])
+                async for event in runner.run_async(
+                    user_id="u1", session_id=session.id, new_message=message
+                ):
+                    if event.is_final_response():
+                        finals.append(event.content.parts[0].text)  # type: ignore[union-attr,index]
+            assert finals == ["42", "48"], finals
+            assert [c.role for c in requests[2].contents] == [
+                "user",
+                "model",
+                "user",
+                "model",
+                "user",
+            ]
+            whole = await service.get_session(app_name="calc", user_id="u1", session_id=session.id)
+            tail = await service.get_session(
+                app_name="calc",
+                user_id="u1",
+                session_id=session.id,
+                config=GetSessionConfig(num_recent_events=2),
+            )
+            assert whole is not None and tail is not None
+            dumps = [e.model_dump() for e in whole.events]
+            assert len(dumps) == 8 and [e.model_dump() for e in tail.events] == dumps[-2:]
+
+    asyncio.run(two_turns())
+
+
+SMOKES = {
+    "langchain": langchain,
+    "pydantic-ai": pydantic_ai,
+    "openai-agents": openai_agents,
+    "adk": adk,
+}
 
 
 def main(argv: list[str]) -> int:

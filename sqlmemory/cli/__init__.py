@@ -1,7 +1,7 @@
 """The ``sqlmemory`` command (also ``python -m sqlmemory``), built on Click.
 
 Schema: ``migrate``, ``current``, ``check``, ``downgrade``. Sessions: ``sessions``,
-``show``, ``export``, ``import``, ``delete``, ``prune``. And ``demo``. Every command takes
+``show``, ``fork``, ``export``, ``import``, ``delete``, ``prune``. And ``demo``. Every command takes
 ``--url`` (default ``$SQLMEMORY_URL``, else ``sqlite:///sqlmemory.db``); commands that
 only read never create a database file. An expected failure (a bad URL, a missing driver,
 a database not at head, a server that does not answer) prints one line on stderr,
@@ -24,6 +24,7 @@ from typing import Any
 import click
 
 from sqlmemory.cli._command import DEFAULT_URL, PROG, URL_ENV, Command
+from sqlmemory.cli.branch_commands import fork
 from sqlmemory.cli.demo import demo
 from sqlmemory.cli.owner_commands import erase_owner
 from sqlmemory.cli.schema_commands import check, current, downgrade, migrate
@@ -34,7 +35,7 @@ __all__ = ["DEFAULT_URL", "SECTIONS", "URL_ENV", "main"]
 
 SECTIONS = {
     "Schema": ("migrate", "current", "check", "downgrade"),
-    "Sessions": ("sessions", "show", "export", "import", "delete", "prune", "erase-owner"),
+    "Sessions": ("sessions", "show", "fork", "export", "import", "delete", "prune", "erase-owner"),
     "Try it": ("demo",),
 }
 """How ``sqlmemory --help`` groups the commands; a command in no section goes last."""
@@ -100,6 +101,7 @@ def main() -> None:
       sqlmemory migrate --url postgresql+psycopg://app@db/app
       sqlmemory sessions --prefix user-42/
       sqlmemory show user-42/chat-1 --window 3
+      sqlmemory fork user-42/chat-1 user-42/chat-1-v2 --at MESSAGE_ID
       sqlmemory export --out backup.jsonl && sqlmemory import backup.jsonl
       sqlmemory prune --older-than 30d
       sqlmemory erase-owner user-42
@@ -115,6 +117,7 @@ for _command in (
     downgrade,
     sessions,
     show,
+    fork,
     export,
     import_,
     delete,

@@ -10,6 +10,7 @@ import click
 
 from sqlmemory._urls import redact
 from sqlmemory.cli._command import CliError, Command, open_storage, url_option
+from sqlmemory.cli.branch_commands import lineage_line
 from sqlmemory.cli.durations import duration_callback
 from sqlmemory.cli.render import Column, Shown, count, message_columns, table
 from sqlmemory.storage.records import MAX_PAGE_LIMIT, SessionInfo
@@ -147,6 +148,9 @@ def record_lines(info: SessionInfo) -> list[str]:
     if info.title is not None:
         lines.append(f"title: {shorten(info.title, 72)}")
     lines.append(f"created: {_time(info.created_at)}, updated: {_time(info.updated_at)} (UTC)")
+    lineage = lineage_line(info.parent_id, info.forked_at)
+    if lineage is not None:
+        lines.append(shorten(lineage, 80))
     if info.metadata:
         text = json.dumps(info.metadata, ensure_ascii=False, separators=(",", ":"))
         lines.append(f"metadata: {shorten(text, 69)}")
@@ -200,6 +204,7 @@ def show(
             require_sessions(storage, (session_id,))
         messages = storage.load(session_id, policy)
         total = storage.count(session_id)
+        forks = [] if as_json else storage.branches(session_id)
     if as_json:
         documents = [message.to_dict() for message in messages]
         click.echo(json.dumps(documents, indent=2, ensure_ascii=False))
@@ -209,6 +214,9 @@ def show(
     if info is not None:
         for line in record_lines(info):
             click.echo(f"  {line}")
+    if forks:
+        names = ", ".join(repr(b.session_id) for b in forks)
+        click.echo(f"  branches ({len(forks)}): {shorten(names, 66)}")
     if messages:
         # A window is the tail of the history: its first message is number total - len + 1.
         first = total - len(messages) + 1

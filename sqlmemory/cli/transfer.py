@@ -2,9 +2,10 @@
 
 Each line is ``{"session_id": ..., "message": ...}`` where ``message`` is the wire form
 (:meth:`Message.to_dict <sqlmemory.types.Message.to_dict>`), a session's messages in
-order. A session with a title, metadata or an owner has a line
+order. A session with a title, metadata, an owner or a parent has a line
 ``{"session_id": ..., "session": {"title": ..., "metadata": {...}, "owner": ...}}`` before
-them (``owner`` only when it has one). Import
+them (``owner`` only when it has one; ``parent_id`` and ``forked_at``, its lineage, only
+for a fork). Import
 appends the messages; a message whose id is already stored with the same content is
 skipped, and a record already holding the title and metadata is left alone, so importing
 a file twice changes nothing, and an interrupted import is finished by running it again.
@@ -69,12 +70,16 @@ def export_line(session_id: str, message: Message) -> str:
 
 
 def session_line(info: SessionInfo) -> str | None:
-    """The line of a session's title, metadata and owner (``None`` when it has none)."""
-    if info.title is None and not info.metadata and info.owner is None:
+    """The line of a session's title, metadata, owner and lineage (``None`` when it has
+    none)."""
+    if info.title is None and not info.metadata and info.owner is None and not info.parent_id:
         return None
     fields: dict[str, Any] = {"title": info.title, "metadata": info.metadata}
     if info.owner is not None:
         fields["owner"] = info.owner
+    if info.parent_id is not None:
+        fields["parent_id"] = info.parent_id
+        fields["forked_at"] = info.forked_at
     record = {"session_id": info.session_id, "session": fields}
     return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
 
@@ -91,25 +96,42 @@ class Record:
 
 @dataclass(frozen=True)
 class SessionLine:
-    """One session line of an export file (its title, metadata and owner), read back."""
+    """One session line of an export file (its title, metadata, owner and lineage), read
+    back."""
 
     line: int
     session_id: str
     title: str | None
     metadata: FrozenDict
     owner: str | None = None
+    parent_id: str | None = None
+    forked_at: str | None = None
 
 
-def _session_fields(value: object) -> tuple[str | None, FrozenDict, str | None]:
+_SESSION_FIELDS = {"title", "metadata", "owner", "parent_id", "forked_at"}
+
+
+def _session_fields(value: object) -> tuple[Any, ...]:
+    from sqlmemory.storage.checks import check_session_id
+    from sqlmemory.storage.lineage import check_fork
     from sqlmemory.storage.owners import check_owner_filter
     from sqlmemory.storage.records import check_metadata, check_title
 
-    if not isinstance(value, dict) or not set(value) <= {"title", "metadata", "owner"}:
+    if not isinstance(value, dict) or not set(value) <= _SESSION_FIELDS:
         raise ValueError('"session" must be {"title": ..., "metadata": {...}, "owner": ...}')
+    parent = value.get("parent_id")
+    forked_at = value.get("forked_at")
+    if parent is None and forked_at is not None:
+        raise ValueError('"forked_at" needs a "parent_id"')
+    if parent is not None:
+        parent = check_session_id(parent)
+        forked_at = check_fork(parent, parent, forked_at)[2]
     return (
         check_title(value.get("title")),
         check_metadata(value.get("metadata")),
         check_owner_filter(value.get("owner")),
+        parent,
+        forked_at,
     )
 
 
@@ -360,14 +382,18 @@ def _set_fields(storage: SqlStorage, fields: SessionLine) -> bool:
     owner as it is.
     """
     info = storage.session_info(fields.session_id)
+    lineage = (fields.parent_id, fields.forked_at)
     if (
         info is not None
         and (info.title, info.metadata) == (fields.title, fields.metadata)
         and fields.owner in (None, info.owner)
+        and (fields.parent_id is None or (info.parent_id, info.forked_at) == lineage)
     ):
         return False
     owner = UNSET if fields.owner is None else fields.owner
     storage.update_session(
         fields.session_id, title=fields.title, metadata=fields.metadata, owner=owner
     )
+    if fields.parent_id is not None:
+        storage._set_lineage(fields.session_id, *lineage)
     return True

@@ -115,6 +115,15 @@ class Storage(Protocol):
         """Delete every session of ``owner`` with all it holds; the number deleted."""
         ...
 
+    def fork(self, session_id: str, new_session_id: str, *, at: str | None = None) -> SessionInfo:
+        """Copy the session up to and including the message ``at`` (all of it when
+        ``None``) into the new session ``new_session_id``; the new session's record."""
+        ...
+
+    def branches(self, session_id: str) -> list[SessionInfo]:
+        """The sessions forked from ``session_id``, oldest first."""
+        ...
+
 
 class SessionView:
     """One session of a storage: the storage's methods without the session id.
@@ -188,3 +197,12 @@ class SessionView:
         """Set the session's title, metadata and/or owner; left out: unchanged; ``None``:
         cleared."""
         self.storage.update_session(self.session_id, title=title, metadata=metadata, owner=owner)
+
+    def fork(self, new_session_id: str, *, at: str | None = None) -> SessionInfo:
+        """Copy the session up to and including the message ``at`` (all of it when
+        ``None``) into the new session ``new_session_id``; the new session's record."""
+        return self.storage.fork(self.session_id, new_session_id, at=at)
+
+    def branches(self) -> list[SessionInfo]:
+        """The sessions forked from this one, oldest first."""
+        return self.storage.branches(self.session_id)

@@ -117,6 +117,17 @@ class AsyncStorage(Protocol):
         """Delete every session of ``owner`` with all it holds; the number deleted."""
         ...
 
+    async def fork(
+        self, session_id: str, new_session_id: str, *, at: str | None = None
+    ) -> SessionInfo:
+        """Copy the session up to and including the message ``at`` (all of it when
+        ``None``) into the new session ``new_session_id``; the new session's record."""
+        ...
+
+    async def branches(self, session_id: str) -> list[SessionInfo]:
+        """The sessions forked from ``session_id``, oldest first."""
+        ...
+
 
 class AsyncSessionView:
     """One session of a storage: the storage's methods without the session id.
@@ -192,3 +203,12 @@ class AsyncSessionView:
         await self.storage.update_session(
             self.session_id, title=title, metadata=metadata, owner=owner
         )
+
+    async def fork(self, new_session_id: str, *, at: str | None = None) -> SessionInfo:
+        """Copy the session up to and including the message ``at`` (all of it when
+        ``None``) into the new session ``new_session_id``; the new session's record."""
+        return await self.storage.fork(self.session_id, new_session_id, at=at)
+
+    async def branches(self) -> list[SessionInfo]:
+        """The sessions forked from this one, oldest first."""
+        return await self.storage.branches(self.session_id)

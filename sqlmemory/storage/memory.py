@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from sqlmemory.errors import ConflictError, DuplicateMessageError
 from sqlmemory.policy.groups import evict_start
 from sqlmemory.policy.windows import Policy, RecentWindow
-from sqlmemory.storage._memory_records import MemoryRecords
+from sqlmemory.storage._memory_branches import MemoryBranches
+from sqlmemory.storage._memory_joint import update_together
 from sqlmemory.storage.base import SessionView
 from sqlmemory.storage.checks import (
     check_count,
@@ -24,12 +25,13 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
+from sqlmemory.storage.joint import RecordChange, check_changes
 from sqlmemory.types import Message, utc_now
 
 __all__ = ["InMemoryStorage"]
 
 
-class InMemoryStorage(MemoryRecords):
+class InMemoryStorage(MemoryBranches):
     """Sessions held in a dict, safe for concurrent use from threads.
 
     Messages are immutable values, so handing them out shares nothing mutable; every
@@ -78,21 +80,33 @@ class InMemoryStorage(MemoryRecords):
             return
         with self._lock:
             self._claim(session_id)
-            history = self._sessions.get(session_id, [])
-            stored = {m.id: m for m in history}
-            fresh: list[Message] = []
-            for message in batch:
-                old = stored.get(message.id)
-                if old is None:
-                    fresh.append(message)
-                elif not same_content(old, message):
-                    raise DuplicateMessageError(
-                        f"message id {message.id!r} is stored with different content"
-                    )
-            if not fresh:
-                return
-            self._sessions[session_id] = [*history, *self._stamp(session_id, fresh)]
-            self._touch(session_id)
+            self._append_locked(session_id, batch)
+
+    def _append_locked(self, session_id: str, batch: Sequence[Message]) -> None:
+        """Append the checked ``batch`` (the lock is held and the session claimed)."""
+        history = self._sessions.get(session_id, [])
+        stored = {m.id: m for m in history}
+        fresh: list[Message] = []
+        for message in batch:
+            old = stored.get(message.id)
+            if old is None:
+                fresh.append(message)
+            elif not same_content(old, message):
+                raise DuplicateMessageError(
+                    f"message id {message.id!r} is stored with different content"
+                )
+        if not fresh:
+            return
+        self._sessions[session_id] = [*history, *self._stamp(session_id, fresh)]
+        self._touch(session_id)
+
+    def update_together(self, changes: Sequence[RecordChange]) -> None:
+        """Change several sessions' records, and append their messages, all or none.
+
+        See :class:`~sqlmemory.storage.joint.RecordChange` and
+        ``docs/contract/storage.md`` (joint writes).
+        """
+        update_together(self, check_changes(changes, self.max_blob_bytes, self._owner))
 
     def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
         """The session's history, oldest first, or its window under ``policy``."""

@@ -83,6 +83,10 @@ class SessionInfo:
         metadata: the JSON mapping ``update_session`` gave (empty when none).
         owner: whose session it is (``None``: nobody's): the owner of the view that first
             wrote it, or what ``update_session(owner=...)`` set (``docs/many-users.md``).
+        parent_id: the session it was forked from (``fork``), kept as a plain id when
+            that session is deleted; ``None`` for a session that is no fork.
+        forked_at: the id of the parent's message the fork ends at (the ``at`` of
+            ``fork``); ``None`` for a fork of the whole history, or no fork.
     """
 
     session_id: str
@@ -92,6 +96,8 @@ class SessionInfo:
     title: str | None = None
     metadata: FrozenDict = field(default_factory=lambda: EMPTY)
     owner: str | None = None
+    parent_id: str | None = None
+    forked_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -272,4 +278,6 @@ def info_of(values: dict[str, Any]) -> SessionInfo:
         title=values["title"],
         metadata=metadata_of_json(values["metadata_json"]),
         owner=values.get("owner"),
+        parent_id=values.get("parent_id"),
+        forked_at=values.get("forked_at"),
     )

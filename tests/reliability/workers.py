@@ -97,6 +97,13 @@ class BlockingAsync:
         method = getattr(self._storage, name)
         return lambda *args, **kwargs: self._loop.run_until_complete(method(*args, **kwargs))
 
+    def owned_by(self, owner: str) -> BlockingAsync:
+        """The async storage's owned view, on this loop (close this one, not the view)."""
+        view = object.__new__(BlockingAsync)
+        view._loop, view.engine = self._loop, self.engine
+        view._storage = self._storage.owned_by(owner)
+        return view
+
     def close(self) -> None:
         self._loop.run_until_complete(self._storage.close())
         self._loop.close()

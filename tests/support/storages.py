@@ -239,6 +239,13 @@ class BlockingAsyncStorage:
     def list_sessions(self, prefix: str | None = None, **options: Any) -> Any:
         return self._call(functools.partial(self.async_storage.list_sessions, prefix, **options))
 
+    def fork(self, session_id: str, new_session_id: str, **options: Any) -> Any:
+        call = functools.partial(self.async_storage.fork, **options)
+        return self._call(call, session_id, new_session_id)
+
+    def branches(self, session_id: str) -> Any:
+        return self._call(self.async_storage.branches, session_id)
+
     def session(self, session_id: str) -> SessionView:
         """A bound view whose methods block like this adapter's."""
         from sqlmemory import SessionView

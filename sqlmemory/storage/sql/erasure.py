@@ -17,7 +17,7 @@ from sqlalchemy import Connection, and_, delete, select
 
 from sqlmemory.storage.sql.record_queries import delete_locked
 from sqlmemory.storage.sql.schema import messages_table, sessions_table
-from sqlmemory.storage.sql.session_lock import lock_existing, record_change
+from sqlmemory.storage.sql.session_lock import lock_existing, record_change, sweep_blobs
 
 __all__ = ["ERASE_MESSAGES", "ERASE_SESSIONS", "erase_batch"]
 
@@ -59,8 +59,12 @@ def erase_batch(conn: Connection, owner: str, now: datetime) -> tuple[int, bool]
 
 def _erase_oldest(conn: Connection, sid: str, owner: str, now: datetime) -> int:
     """Delete the oldest :data:`ERASE_MESSAGES` messages of ``owner``'s large session ``sid``
-    under its lock (its blobs go with the session, in a later batch); the number of
-    sessions deleted: 1 if what is left fits a batch after all, else 0."""
+    under its lock, with the blobs only they referenced; the number of sessions deleted:
+    1 if what is left fits a batch after all, else 0.
+
+    The blobs go in the same transaction, as after an ``evict``: a run killed after this
+    batch leaves a shorter session that is whole, not bytes that no block references.
+    """
     if not lock_existing(conn, sid, owner):
         return 0
     seq = messages_table.c.seq
@@ -77,4 +81,5 @@ def _erase_oldest(conn: Connection, sid: str, owner: str, now: datetime) -> int:
         delete(messages_table).where(and_(messages_table.c.session_id == sid, seq < boundary))
     ).rowcount
     record_change(conn, sid, _session.message_count - deleted, now, (None, None))
+    sweep_blobs(conn, sid)
     return 0

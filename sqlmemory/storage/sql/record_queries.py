@@ -35,7 +35,15 @@ from sqlmemory.storage.sql.column_types import Key, UTCDateTime
 from sqlmemory.storage.sql.schema import messages_table, sessions_table
 from sqlmemory.storage.sql.session_lock import later, lock_session
 
-__all__ = ["delete_locked", "list_page", "prune", "session_info", "update_session"]
+__all__ = [
+    "RECORD_COLUMNS",
+    "delete_locked",
+    "list_page",
+    "prune",
+    "record_of",
+    "session_info",
+    "update_session",
+]
 
 PRUNE_CHUNK = 500
 """Sessions locked and deleted per statement by :func:`prune`."""
@@ -54,6 +62,8 @@ RECORD_COLUMNS = (
     _session.metadata_json,
     _session.text_base64,
     _session.owner,
+    _session.parent_id,
+    _session.forked_at,
 )
 
 
@@ -66,8 +76,12 @@ def session_info(conn: Connection, sid: str, owner: str | None = None) -> Sessio
     return None if row is None else _info(row._mapping)
 
 
-def _info(row: Mapping[Any, Any]) -> SessionInfo:
+def record_of(row: Mapping[Any, Any]) -> SessionInfo:
+    """The record of a row of :data:`RECORD_COLUMNS`."""
     return info_of(base64_text.decoded(row, base64_text.SESSION_TEXT))
+
+
+_info = record_of
 
 
 def _after(dialect: str, owned: bool) -> ColumnElement[bool]:

@@ -79,6 +79,8 @@ class SessionRow(Base):
         # ... and one owner's pages (and erase_owner's batches) scan this one's range of
         # that owner, in the same order.
         Index(None, "owner", "updated_at", "session_id"),
+        # branches(session_id): the sessions forked from one, oldest first.
+        Index(None, "parent_id", "created_at", "session_id"),
         MYSQL_TABLE_ARGS,
     )
 
@@ -107,6 +109,11 @@ class SessionRow(Base):
     owner: Mapped[str | None] = mapped_column(Key)
     """Whose session it is (``docs/many-users.md``); NULL: nobody's. Owned views check it
     under the session's lock, in the write's own transaction."""
+    parent_id: Mapped[str | None] = mapped_column(Key)
+    """The session this one was forked from (``fork``); a plain id, no foreign key, so it
+    outlives the parent's deletion. NULL: not a fork."""
+    forked_at: Mapped[str | None] = mapped_column(Key)
+    """The id of the parent's message the fork ends at; NULL for a whole copy."""
 
 
 class BlobRow(Base):

@@ -28,9 +28,11 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
+from sqlmemory.storage.joint import RecordChange, check_changes
 from sqlmemory.storage.sql import (
     compact,
     deletes,
+    joint_writes,
     reads,
     writes,
 )
@@ -42,10 +44,11 @@ from sqlmemory.types import Message, utc_now
 
 __all__ = ["SqlStorage"]
 
+from sqlmemory.storage.sql.branches_sync import SqlBranches
 from sqlmemory.storage.sql.catalog import SqlCatalog
 
 
-class SqlStorage(SqlCatalog):
+class SqlStorage(SqlCatalog, SqlBranches):
     """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``Engine``.
 
     Every public write is one transaction: it happens whole or not at all. The database
@@ -194,6 +197,31 @@ class SqlStorage(SqlCatalog):
         replace = compact.replace_older
         self._run("compact", True, replace, sid, stored, plan, encoded, now, self._owner)
         return len(older)
+
+    def update_together(self, changes: Sequence[RecordChange]) -> None:
+        """Change several sessions' records, and append their messages, in one transaction.
+
+        Each session is locked (in sorted id order), its ``metadata`` function called with
+        the record as locked, its messages appended and its new metadata stored; anything
+        raised rolls back the whole call (``docs/contract/storage.md``, joint writes).
+
+        Raises:
+            TypeError, ValueError: bad changes (before any I/O), or metadata that cannot
+                be stored.
+            SessionOwnerError: a session is not the change's owner's. Whatever a
+                ``metadata`` function raised is raised as it is; nothing is written.
+        """
+        checked = check_changes(changes, self.max_blob_bytes, self._owner)
+        for change in checked:
+            change.encoded.extend(encode_message(m) for m in change.messages)
+        write, now = joint_writes.update_together, utc_now()
+        with translate_db_errors("update_together"):
+            try:
+                self._attempt("update_together", True, write, checked, now)
+            except IntegrityError:
+                # A message id is stored already: a retry, or a conflict. Decide it under
+                # the lock, as append does.
+                self._attempt("update_together", True, write, checked, now, True)
 
     def count(self, session_id: str) -> int:
         """The number of messages in the session."""
