@@ -25,6 +25,7 @@ SOURCES = {
     "sqlmemory/storage/base_async.py": "sqlmemory/storage/base.py",
     "sqlmemory/storage/sql/front_async.py": "sqlmemory/storage/sql/front.py",
     "sqlmemory/storage/sql/catalog_async.py": "sqlmemory/storage/sql/catalog.py",
+    "sqlmemory/storage/sql/usage_async.py": "sqlmemory/storage/sql/usage.py",
     "sqlmemory/storage/sql/storage_async.py": "sqlmemory/storage/sql/storage.py",
     "sqlmemory/short_term_async.py": "sqlmemory/short_term.py",
 }
@@ -34,6 +35,7 @@ NAMES = {
     "AsyncSqlStorage": "SqlStorage",
     "AsyncSqlFront": "SqlFront",
     "AsyncSqlCatalog": "SqlCatalog",
+    "AsyncSqlUsage": "SqlUsage",
     "AsyncSessionView": "SessionView",
     "AsyncStorage": "Storage",
     "AsyncShortTermMemory": "ShortTermMemory",
@@ -44,6 +46,7 @@ NAMES = {
     "storage_async": "storage",
     "front_async": "front",
     "catalog_async": "catalog",
+    "usage_async": "usage",
     "short_term_async": "short_term",
     "_io_async": "_io",
 }

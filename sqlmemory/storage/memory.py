@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from sqlmemory.errors import ConflictError, DuplicateMessageError
 from sqlmemory.policy.groups import evict_start
 from sqlmemory.policy.windows import Policy, RecentWindow
-from sqlmemory.storage._memory_records import MemoryRecords
+from sqlmemory.storage._memory_usage import MemoryUsage
 from sqlmemory.storage.base import SessionView
 from sqlmemory.storage.checks import (
     check_count,
@@ -29,7 +29,7 @@ from sqlmemory.types import Message, utc_now
 __all__ = ["InMemoryStorage"]
 
 
-class InMemoryStorage(MemoryRecords):
+class InMemoryStorage(MemoryUsage):
     """Sessions held in a dict, safe for concurrent use from threads.
 
     Messages are immutable values, so handing them out shares nothing mutable; every

@@ -28,7 +28,7 @@ from sqlmemory.types.message import (
     canonical_json,
     utc_now,
 )
-from sqlmemory.types.usage import Usage
+from sqlmemory.types.token_usage import Usage
 
 __all__ = [
     "BLOCK_KINDS",

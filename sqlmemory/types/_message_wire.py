@@ -13,7 +13,7 @@ from sqlmemory.errors import InvalidMessageError
 from sqlmemory.types._fields import check_keys, optional_field, required_field, shown
 from sqlmemory.types.calls import ToolCall
 from sqlmemory.types.content import block_from_dict
-from sqlmemory.types.usage import Usage
+from sqlmemory.types.token_usage import Usage
 
 MessageT = TypeVar("MessageT")
 

@@ -17,7 +17,7 @@ from sqlmemory.types.blocks import (
     MAX_ID_LENGTH,
 )
 from sqlmemory.types.calls import MAX_PROVIDER_LENGTH
-from sqlmemory.types.usage import TOKEN_FIELDS
+from sqlmemory.types.token_usage import TOKEN_FIELDS
 
 __all__ = ["build_message_schema"]
 

@@ -24,7 +24,7 @@ from sqlmemory.types._message_content import call_ids, sha_reference, to_blocks,
 from sqlmemory.types.blocks import TextBlock, b64_of, check_id
 from sqlmemory.types.calls import ToolCall
 from sqlmemory.types.content import Block
-from sqlmemory.types.usage import Usage, check_usage
+from sqlmemory.types.token_usage import Usage, check_usage
 
 __all__ = ["WIRE_VERSION", "Content", "Message", "Role", "canonical_json", "utc_now"]
 

@@ -239,6 +239,9 @@ class BlockingAsyncStorage:
     def list_sessions(self, prefix: str | None = None, **options: Any) -> Any:
         return self._call(functools.partial(self.async_storage.list_sessions, prefix, **options))
 
+    def usage(self, session_id: str | None = None, **options: Any) -> Any:
+        return self._call(functools.partial(self.async_storage.usage, session_id, **options))
+
     def session(self, session_id: str) -> SessionView:
         """A bound view whose methods block like this adapter's."""
         from sqlmemory import SessionView

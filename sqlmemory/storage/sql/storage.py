@@ -43,9 +43,10 @@ from sqlmemory.types import Message, utc_now
 __all__ = ["SqlStorage"]
 
 from sqlmemory.storage.sql.catalog import SqlCatalog
+from sqlmemory.storage.sql.usage import SqlUsage
 
 
-class SqlStorage(SqlCatalog):
+class SqlStorage(SqlUsage, SqlCatalog):
     """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``Engine``.
 
     Every public write is one transaction: it happens whole or not at all. The database

@@ -52,9 +52,10 @@ from sqlmemory.types import Message, utc_now
 __all__ = ["AsyncSqlStorage"]
 
 from sqlmemory.storage.sql.catalog_async import AsyncSqlCatalog
+from sqlmemory.storage.sql.usage_async import AsyncSqlUsage
 
 
-class AsyncSqlStorage(AsyncSqlCatalog):
+class AsyncSqlStorage(AsyncSqlUsage, AsyncSqlCatalog):
     """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``AsyncEngine``.
 
     Every public write is one transaction: it happens whole or not at all. The database

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlmemory.types import Usage
-from sqlmemory.types.usage import TOKEN_FIELDS
+from sqlmemory.types.token_usage import TOKEN_FIELDS
 
 __all__ = ["NO_USAGE", "USAGE_COLUMN_OF", "USAGE_FIELDS", "usage_of", "usage_row"]
 
