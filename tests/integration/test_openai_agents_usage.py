@@ -13,7 +13,7 @@ from agents.items import ModelResponse
 from agents.usage import Usage as AgentsUsage
 from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
 
-from sqlmemory import AsyncSqlStorage, Usage
+from sqlmemory import AsyncSqlStorage, SqlStorage, Usage
 from sqlmemory.integrations.openai_agents import SqlMemorySession
 from tests.integration.test_openai_agents_session import (
     ScriptedModel,
@@ -21,11 +21,19 @@ from tests.integration.test_openai_agents_session import (
     _offline,  # noqa: F401 - the module's autouse fixture: no trace export
     call,
     multiply,
-    session_storage,  # noqa: F401 - the fixture
     text,
 )
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["async", "sync"])
+def session_storage(
+    request: pytest.FixtureRequest, async_storage: AsyncSqlStorage, engine: Any
+) -> Stores:
+    """The sessions' storage: the ``AsyncSqlStorage``, or a ``SqlStorage`` on the same
+    database (its calls in worker threads)."""
+    return async_storage if request.param == "async" else SqlStorage(engine)
 
 
 class CountingModel(ScriptedModel):
