@@ -143,10 +143,14 @@ def fill(engine: sa.Engine, run: str, owners: int, sessions: int, n: int) -> Non
 def raw_query(engine: sa.Engine, args: tuple[Any, ...]) -> Callable[[], Any]:
     """The totals' statement run through the DBAPI driver alone, as a raw-driver caller
     would: its SQL text and parameters compiled once, executed and fetched."""
-    compiled = usage_statement(engine.dialect.name, *args).compile(dialect=engine.dialect)
-    processors = compiled._bind_processors
+    statement, values = usage_statement(engine.dialect.name, *args)
+    compiled = statement.compile(dialect=engine.dialect)
+    processors = compiled._bind_processors  # the driver's form of a datetime
     names = compiled.positiontup or []
-    params = {k: processors[k](v) if k in processors else v for k, v in compiled.params.items()}
+    params = {
+        k: processors[k](v) if k in processors else v
+        for k, v in compiled.construct_params(values).items()
+    }
     bound: Any = [params[name] for name in names] if names else params
     raw = engine.raw_connection()
 
@@ -163,7 +167,8 @@ def raw_query(engine: sa.Engine, args: tuple[Any, ...]) -> Callable[[], Any]:
 
 def plan(engine: sa.Engine, args: tuple[Any, ...]) -> list[str]:
     """The database's plan of the totals' statement."""
-    compiled = usage_statement(engine.dialect.name, *args).compile(
+    statement, values = usage_statement(engine.dialect.name, *args)
+    compiled = statement.params(values).compile(
         dialect=engine.dialect, compile_kwargs={"literal_binds": True}
     )
     prefix = {

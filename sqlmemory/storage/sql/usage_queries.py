@@ -15,10 +15,11 @@ counted (past that SQLite raises, which is a ``StorageError``).
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Select, func, select
+from sqlalchemy import ColumnElement, Connection, Select, bindparam, func, select
 
 from sqlmemory.storage.sql.schema import messages_table, sessions_table
 from sqlmemory.storage.sql.usage_rows import USAGE_COLUMN_OF
@@ -41,29 +42,41 @@ def _sums(split: bool) -> list[ColumnElement[Any]]:
     return sums
 
 
+@functools.lru_cache(maxsize=64)
+def _statement(
+    sqlite: bool, by_session: bool, by_owner: bool, since: bool, until: bool
+) -> Select[Any]:
+    """The statement of one combination of filters, built once: its values are bound."""
+    statement = select(_MODEL, func.count(), *_sums(sqlite)).where(_HAS_USAGE)
+    if by_owner:
+        statement = statement.join(
+            sessions_table, sessions_table.c.session_id == messages_table.c.session_id
+        ).where(sessions_table.c.owner == bindparam("owner"))
+    if by_session:
+        statement = statement.where(messages_table.c.session_id == bindparam("session_id"))
+    if since:
+        statement = statement.where(messages_table.c.recorded_at >= bindparam("since"))
+    if until:
+        statement = statement.where(messages_table.c.recorded_at < bindparam("until"))
+    return statement.group_by(_MODEL)
+
+
 def usage_statement(
     dialect: str,
     session_id: str | None,
     owner: str | None,
     since: datetime | None,
     until: datetime | None,
-) -> Select[Any]:
-    """The statement of the totals: ``(model, messages, *sums)`` per model.
+) -> tuple[Select[Any], dict[str, Any]]:
+    """The statement of the totals, ``(model, messages, *sums)`` per model, and the
+    values of its parameters.
 
     On SQLite each count is two sums (its high and its low 32 bits, see the module).
     """
-    statement = select(_MODEL, func.count(), *_sums(dialect == "sqlite")).where(_HAS_USAGE)
-    if owner is not None:
-        statement = statement.join(
-            sessions_table, sessions_table.c.session_id == messages_table.c.session_id
-        ).where(sessions_table.c.owner == owner)
-    if session_id is not None:
-        statement = statement.where(messages_table.c.session_id == session_id)
-    if since is not None:
-        statement = statement.where(messages_table.c.recorded_at >= since)
-    if until is not None:
-        statement = statement.where(messages_table.c.recorded_at < until)
-    return statement.group_by(_MODEL)
+    values = {"session_id": session_id, "owner": owner, "since": since, "until": until}
+    params = {name: value for name, value in values.items() if value is not None}
+    flags = (session_id is not None, owner is not None, since is not None, until is not None)
+    return _statement(dialect == "sqlite", *flags), params
 
 
 def usage_groups(
@@ -78,7 +91,8 @@ def usage_groups(
     ``owner`` limits them to that owner's sessions (an owned view passes its own).
     """
     dialect = conn.dialect.name
-    rows = conn.execute(usage_statement(dialect, session_id, owner, since, until)).all()
+    statement, params = usage_statement(dialect, session_id, owner, since, until)
+    rows = conn.execute(statement, params).all()
     if dialect != "sqlite":
         return [(row[0], *(int(value) for value in row[1:])) for row in rows]
     joined = []
