@@ -65,7 +65,7 @@ def test_every_typed_constructor_takes_usage(build: str) -> None:
 
 def test_message_usage_must_be_a_usage() -> None:
     for bad in ({"input_tokens": 1}, 5, "m"):
-        with pytest.raises(InvalidMessageError, match="Message.usage"):
+        with pytest.raises(InvalidMessageError, match=r"Message\.usage"):
             Message.assistant("hi", usage=bad)  # type: ignore[arg-type]
 
 
