@@ -29,7 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from sqlmemory.storage.sql.column_types import Blob, Key, UTCDateTime, Utf8Text, utc_text
-from sqlmemory.storage.sql.usage_rows import USAGE_FIELDS
+from sqlmemory.storage.sql.usage_rows import usage_text
 
 __all__ = [
     "MESSAGE_COLUMNS",
@@ -277,6 +277,7 @@ MESSAGE_COLUMNS = (
     messages_table.c.tokens,
     messages_table.c.digest,
     messages_table.c.text_base64,
-    *(messages_table.c[name] for name in USAGE_FIELDS),
+    usage_text(messages_table).label("usage"),
 )
-"""The message columns every read selects; ``recorded_at`` as text (:class:`utc_text`)."""
+"""The message columns every read selects; ``recorded_at`` as text (:class:`utc_text`), the
+six usage columns as one text (:func:`~sqlmemory.storage.sql.usage_rows.usage_text`)."""
