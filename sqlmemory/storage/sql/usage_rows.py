@@ -5,7 +5,8 @@ the five counts (``BIGINT``) and the model; ``usage_input_tokens`` is NULL exact
 the message has no usage. The reads select them as ONE column, :func:`usage_text`: the
 counts and the model joined with commas, or NULL for a message without usage. So a read
 costs one more NULL per row, not six, and builds nothing in the common case; only a
-message with a usage has its text split. The totals over the columns are in :mod:`~sqlmemory.storage.sql.usage_queries`.
+message with a usage has its text split. The totals over the columns are in
+:mod:`~sqlmemory.storage.sql.usage_queries`.
 """
 
 from __future__ import annotations
