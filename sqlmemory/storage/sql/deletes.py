@@ -30,7 +30,9 @@ from sqlmemory.types import DocumentBlock, ImageBlock, Message, Role
 __all__ = ["clear", "evict", "pop"]
 
 
-def evict(conn: Connection, sid: str, keep: int, now: datetime, owner: str | None = None) -> int:
+def evict(
+    conn: Connection, sid: str, keep: int, now: datetime, owner: str | None = None
+) -> int:
     """Delete the oldest messages so at most ``keep`` remain, never leaving a tool
     message at the head; returns how many were deleted (none from a session that is
     not ``owner``'s, when given)."""
