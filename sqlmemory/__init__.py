@@ -66,6 +66,7 @@ from sqlmemory.types import (
     TextBlock,
     ThinkingBlock,
     ToolCall,
+    Usage,
 )
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ if TYPE_CHECKING:
         SessionView,
         SqlStorage,
         Storage,
+        UsageReport,
     )
 
 # The storages are imported on first use: the message model and the policies are pure
@@ -97,6 +99,7 @@ _LAZY = {
     "ShortTermMemory": "sqlmemory.short_term",
     "SqlStorage": "sqlmemory.storage",
     "Storage": "sqlmemory.storage",
+    "UsageReport": "sqlmemory.storage",
 }
 
 __version__ = "0.1.0"
@@ -145,6 +148,8 @@ __all__ = [
     "TokenWindow",
     "Tokenizer",
     "ToolCall",
+    "Usage",
+    "UsageReport",
     "__version__",
     "estimate_tokens",
     "from_anthropic",

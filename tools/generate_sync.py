@@ -26,6 +26,7 @@ SOURCES = {
     "sqlmemory/storage/sql/front_async.py": "sqlmemory/storage/sql/front.py",
     "sqlmemory/storage/sql/catalog_async.py": "sqlmemory/storage/sql/catalog.py",
     "sqlmemory/storage/sql/branches_async.py": "sqlmemory/storage/sql/branches_sync.py",
+    "sqlmemory/storage/sql/usage_async.py": "sqlmemory/storage/sql/usage.py",
     "sqlmemory/storage/sql/storage_async.py": "sqlmemory/storage/sql/storage.py",
     "sqlmemory/short_term_async.py": "sqlmemory/short_term.py",
 }
@@ -36,6 +37,7 @@ NAMES = {
     "AsyncSqlFront": "SqlFront",
     "AsyncSqlCatalog": "SqlCatalog",
     "AsyncSqlBranches": "SqlBranches",
+    "AsyncSqlUsage": "SqlUsage",
     "AsyncSessionView": "SessionView",
     "AsyncStorage": "Storage",
     "AsyncShortTermMemory": "ShortTermMemory",
@@ -47,6 +49,7 @@ NAMES = {
     "front_async": "front",
     "catalog_async": "catalog",
     "branches_async": "branches_sync",
+    "usage_async": "usage",
     "short_term_async": "short_term",
     "_io_async": "_io",
 }

@@ -11,7 +11,7 @@ Every stored session starts with no parent.
 Downgrade drops the index and the columns: the forks stay, as plain sessions.
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-12-11 08:00:00.000000
 """
 
@@ -26,7 +26,7 @@ from sqlmemory.storage.sql import column_types
 
 # revision identifiers, used by Alembic.
 revision: str = "0007"
-down_revision: str | Sequence[str] | None = "0005"
+down_revision: str | Sequence[str] | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -30,12 +30,14 @@ from sqlmemory.cli.owner_commands import erase_owner
 from sqlmemory.cli.schema_commands import check, current, downgrade, migrate
 from sqlmemory.cli.sessions import delete, prune, sessions, show
 from sqlmemory.cli.transfer import export, import_
+from sqlmemory.cli.usage_commands import usage
 
 __all__ = ["DEFAULT_URL", "SECTIONS", "URL_ENV", "main"]
 
 SECTIONS = {
     "Schema": ("migrate", "current", "check", "downgrade"),
     "Sessions": ("sessions", "show", "fork", "export", "import", "delete", "prune", "erase-owner"),
+    "Usage": ("usage",),
     "Try it": ("demo",),
 }
 """How ``sqlmemory --help`` groups the commands; a command in no section goes last."""
@@ -105,6 +107,7 @@ def main() -> None:
       sqlmemory export --out backup.jsonl && sqlmemory import backup.jsonl
       sqlmemory prune --older-than 30d
       sqlmemory erase-owner user-42
+      sqlmemory usage --owner user-42 --since 30d
 
     Run `sqlmemory COMMAND --help` for a command's options.
     """
@@ -123,6 +126,7 @@ for _command in (
     delete,
     prune,
     erase_owner,
+    usage,
     demo,
 ):
     main.add_command(_command)

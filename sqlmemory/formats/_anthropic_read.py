@@ -41,6 +41,7 @@ from sqlmemory.formats._anthropic_notes import (
 )
 from sqlmemory.formats._anthropic_write import tool_result
 from sqlmemory.formats._converting import ANTHROPIC, format_extras, plain, where
+from sqlmemory.formats._usage_read import ANTHROPIC_USAGE, read_usage
 from sqlmemory.types import Block, Message, Role, TextBlock
 from sqlmemory.types._fields import shown
 
@@ -144,7 +145,9 @@ def _read_response(data: Mapping[str, Any]) -> list[Message]:
     own: dict[str, Any] = {RESPONSE: kept} if kept else {}
     own.update(single_list_note(blocks))
     response_id = data.get("id")
-    fields = {"id": response_id} if isinstance(response_id, str) else {}
+    fields: dict[str, Any] = {"id": response_id} if isinstance(response_id, str) else {}
+    # The model and usage stay in the notes too, so the response comes back whole.
+    fields["usage"] = read_usage(data, ANTHROPIC_USAGE, Fault)
     return [_message(Role.ASSISTANT, blocks, "id", own, **fields)]
 
 

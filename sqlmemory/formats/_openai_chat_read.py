@@ -16,6 +16,7 @@ from typing import Any
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats._converting import OPENAI_CHAT, plain, where
 from sqlmemory.formats._openai_chat_layout import checked_json, layout, plain_object
+from sqlmemory.formats._usage_read import CHAT_USAGE, read_usage
 from sqlmemory.types import (
     Block,
     DocumentBlock,
@@ -27,6 +28,7 @@ from sqlmemory.types import (
     ToolCall,
 )
 from sqlmemory.types._fields import shown
+from sqlmemory.types._message_checks import copy_unchecked
 
 __all__ = [
     "CALL_ORDER",
@@ -106,6 +108,8 @@ class Reader:
         item = plain(raw, index)
         if not isinstance(item, Mapping):
             raise ConversionError(f"{where(index)}: expected an object, got {_name(item)}")
+        if "choices" in item and "role" not in item:
+            return self._completion(item, index)
         role = item.get("role")
         if not isinstance(role, str) or role not in _ROLES:
             raise ConversionError(
@@ -121,6 +125,26 @@ class Reader:
             return self._speaker(item, role, index)
         except InvalidMessageError as exc:
             raise ConversionError(f"{where(index)}: {exc}") from None
+
+    def _completion(self, item: Mapping[str, Any], index: int) -> Message:
+        """The message of a whole ``ChatCompletion``, with its usage and model."""
+        choices = item["choices"]
+        if not isinstance(choices, list) or len(choices) != 1:
+            found = len(choices) if isinstance(choices, list) else _name(choices)
+            raise ConversionError(
+                f"{where(index, 'choices')}: a completion must hold exactly one choice, "
+                f"not {found} (read each choice's message alone)"
+            )
+        choice = plain(choices[0], index)
+        if not isinstance(choice, Mapping) or "message" not in choice:
+            raise ConversionError(f"{where(index, 'choices[0].message')}: missing")
+        message = self.message(choice["message"], index)
+
+        def fail(field: str, why: str) -> ConversionError:
+            return ConversionError(f"{where(index, field)}: {why}")
+
+        usage = read_usage(item, CHAT_USAGE, fail)
+        return message if usage is None else copy_unchecked(Message, message, usage=usage)
 
     # -- messages -----------------------------------------------------------------------
 

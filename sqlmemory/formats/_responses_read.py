@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
-from sqlmemory.formats._converting import where
+from sqlmemory.formats._converting import plain, where
 from sqlmemory.formats._responses_parts import check_keys, part_to_block
 from sqlmemory.formats._responses_write import (
     FMT,
@@ -35,6 +35,7 @@ from sqlmemory.formats._responses_write import (
     tool_items,
 )
 from sqlmemory.formats._shells import same, split
+from sqlmemory.formats._usage_read import RESPONSES_USAGE, read_usage
 from sqlmemory.types import (
     Block,
     Message,
@@ -109,6 +110,25 @@ class Reader:
             self.messages.append(_result(item, kind, answered, index))
             return
         self._add([_output_block(item, kind, index)], index)
+
+    def read_response(self, response: Mapping[str, Any], index: int) -> None:
+        """The messages of a whole ``Response``'s output, its usage and model on the last
+        (the output is a turn of its own: so a sum counts each response once)."""
+        output = response.get("output")
+        if not isinstance(output, list):
+            raise ConversionError(f"{where(index, 'output')}: a response's output must be a list")
+
+        def fail(field: str, why: str) -> ConversionError:
+            return ConversionError(f"{where(index, field)}: {why}")
+
+        usage = read_usage(response, RESPONSES_USAGE, fail)
+        self._flush()
+        before = len(self.messages)
+        for item in output:
+            self.read(plain(item, index), index)
+        self._flush()
+        if usage is not None and len(self.messages) > before:
+            self.messages[-1] = dataclasses.replace(self.messages[-1], usage=usage)
 
     def _add(self, blocks: list[Block], index: int) -> None:
         if not self.group:

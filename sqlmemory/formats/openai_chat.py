@@ -24,7 +24,9 @@ def from_openai_chat(messages: Iterable[Any]) -> list[Message]:
 
     Takes the dicts of a request's ``messages`` and the SDK's objects alike (anything with
     ``model_dump()``, such as ``completion.choices[0].message``), so storing a reply is
-    one line. Tool-call arguments are kept as the exact text the model sent; a message's
+    one line. A whole ``ChatCompletion`` (or its dict) of one choice gives its message
+    with the completion's ``model`` and token counts in ``usage`` (``docs/providers.md``).
+    Tool-call arguments are kept as the exact text the model sent; a message's
     ``name``, unknown keys and the key order are kept in ``extras["openai_chat"]``, so
     :func:`to_openai_chat` gives the same params back.
 
@@ -49,8 +51,15 @@ def from_openai_chat(messages: Iterable[Any]) -> list[Message]:
     Returns:
         One :class:`~sqlmemory.Message` per item, in order.
 
+        >>> reply = {"object": "chat.completion", "model": "gpt-4o", "choices": [
+        ...     {"index": 0, "message": {"role": "assistant", "content": "42."}}],
+        ...     "usage": {"prompt_tokens": 20, "completion_tokens": 3, "total_tokens": 23}}
+        >>> from_openai_chat([reply])[0].usage.output_tokens
+        3
+
     Raises:
-        ConversionError: an item is malformed; the message names its index and field.
+        ConversionError: an item is malformed, or a completion holds more than one
+            choice (``choices``); the message names its index and field.
     """
     reader = Reader()
     return [

@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlmemory._gc import gc_paused
-from sqlmemory.errors import ConversionError
 from sqlmemory.formats._converting import OPENAI_RESPONSES, items_of, plain, warn_dropped
 from sqlmemory.formats._responses_read import Reader
 from sqlmemory.formats._responses_write import (
@@ -43,6 +42,10 @@ def from_openai_responses(items: Iterable[Any]) -> list[Message]:
     (arguments text byte for byte), hosted tool items as :class:`~sqlmemory.OpaqueBlock`
     with provider ``"openai_responses"``, in their order.
 
+    A whole ``Response`` (the SDK's object or its dict), alone or in the list, gives the
+    messages of its ``output``, which end there (a response is a turn), the last of them
+    with the response's ``model`` and token counts in ``usage`` (``docs/providers.md``).
+
     Examples:
         >>> messages = from_openai_responses([
         ...     {"role": "user", "content": "6 x 7?"},
@@ -59,16 +62,22 @@ def from_openai_responses(items: Iterable[Any]) -> list[Message]:
         ConversionError: an item is malformed (no object, no ``type``, a field of the wrong
             type, a value JSON cannot hold); the message names its index and field.
     """
-    if callable(getattr(items, "model_dump", None)):
-        # A pydantic model iterates over its fields: refuse it before it looks like items.
-        raise ConversionError(
-            "from_openai_responses: items must be a list of items (for a Response, pass "
-            f"response.output), not {type(items).__name__}"
-        )
+    if callable(getattr(items, "model_dump", None)) or _is_response(items):
+        # A whole Response (a pydantic model iterates over its fields: never as items).
+        items = [items]
     reader = Reader()
     for index, item in enumerate(items_of(items, "from_openai_responses: items")):
-        reader.read(plain(item, index), index)
+        data = plain(item, index)
+        if _is_response(data):
+            reader.read_response(data, index)
+        else:
+            reader.read(data, index)
     return reader.finish()
+
+
+def _is_response(data: object) -> bool:
+    """Whether ``data`` is a whole ``Response`` (its dict), not an item."""
+    return isinstance(data, Mapping) and data.get("object") == "response" and "type" not in data
 
 
 def to_openai_responses(messages: Iterable[Message]) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats import DroppedContentWarning
+from sqlmemory.integrations._langchain_usage import usage_of
 from sqlmemory.types import (
     Block,
     DocumentBlock,
@@ -64,10 +65,13 @@ def message_of(message: BaseMessage) -> Message:
     """
     role, own = _role_of(message)
     blocks = _blocks_of(message.content, own)
+    usage = None
     if isinstance(message, AIMessage):
         blocks.extend(_calls_of(message, blocks))
         if message.usage_metadata is not None:
             own["usage_metadata"] = _usage_of(message.usage_metadata)
+            metadata = _checked(message.response_metadata, dict, "response_metadata")
+            usage = usage_of(own["usage_metadata"], metadata)
     for name in MESSAGE_FIELDS:
         value = getattr(message, name)
         if value:
@@ -90,6 +94,7 @@ def message_of(message: BaseMessage) -> Message:
         id=message.id,
         is_error=is_error,
         extras={LANGCHAIN: own} if own else None,
+        usage=usage,
     )
 
 

@@ -26,6 +26,7 @@ from langchain_core.messages import (
 
 from sqlmemory.formats import DroppedContentWarning
 from sqlmemory.integrations._langchain_read import LANGCHAIN, MESSAGE_FIELDS
+from sqlmemory.integrations._langchain_usage import model_name_of, usage_metadata_of
 from sqlmemory.types import (
     Block,
     DocumentBlock,
@@ -62,6 +63,12 @@ def langchain_message_of(message: Message) -> BaseMessage:
     if role is Role.ASSISTANT:
         calls, invalid = _lc_calls(message.tool_calls)
         usage = own.get("usage_metadata")
+        if usage is None and message.usage is not None:
+            # Usage read by another converter: LangChain's form of it, and the model.
+            usage = usage_metadata_of(message.usage)
+            fields["response_metadata"] = model_name_of(
+                message.usage, fields.get("response_metadata", {})
+            )
         return AIMessage(
             tool_calls=calls,
             invalid_tool_calls=invalid,

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlmemory._urls import has_async_driver
 from sqlmemory.formats import from_openai_responses, to_openai_responses
+from sqlmemory.integrations._agents_usage import with_run_usage
 from sqlmemory.storage.checks import check_session_id
 from sqlmemory.storage.sql._io_async import finish_before_cancel
 from sqlmemory.types import Message
@@ -47,7 +48,7 @@ __all__ = ["SqlMemorySession"]
 
 T = TypeVar("T")
 
-_STORAGE_METHODS = ("load", "append", "pop", "clear")
+_STORAGE_METHODS = ("load", "append", "pop", "clear", "save")
 
 
 class _Newest:
@@ -233,6 +234,30 @@ class SqlMemorySession:
         """Delete every item of the session."""
         await self._io.clear(self.session_id)
 
+    async def store_run_usage(self, result: Any) -> int:
+        """Record a finished run's usage: each model response's model and token counts
+        on the stored message that holds its output (``docs/usage.md``).
+
+        Call it once the run has ended (``result`` is its ``RunResult``); calling it again
+        with the same result changes nothing. The history is read and written back in
+        one ``save``, which rewrites only the messages whose usage changed: run it before
+        the session's next turn, not beside another writer of the same session.
+
+        Examples:
+            >>> result = await Runner.run(agent, "6 x 7?", session=session)  # doctest: +SKIP
+            >>> await session.store_run_usage(result)  # doctest: +SKIP
+            2
+
+        Returns:
+            How many model responses were matched to a stored message (a response whose
+            output items carry no id cannot be).
+        """
+        messages = await self._io.load(self.session_id)
+        updated, matched = with_run_usage(messages, result)
+        if updated != messages:
+            await self._io.save(self.session_id, updated)
+        return matched
+
 
 def _settings(value: SessionSettings | dict[str, Any] | None) -> SessionSettings:
     """The session's settings: ``value``, made from a dict, or the SDK's defaults."""
@@ -278,6 +303,9 @@ class _InThread:
 
     async def clear(self, session_id: str) -> int:
         return await _in_thread(self.storage.clear, session_id)
+
+    async def save(self, session_id: str, messages: Sequence[Message]) -> None:
+        await _in_thread(self.storage.save, session_id, messages)
 
 
 async def _in_thread(fn: Callable[..., T], *args: Any) -> T:

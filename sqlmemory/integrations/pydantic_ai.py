@@ -30,6 +30,7 @@ from typing import Any
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats import DroppedContentWarning
 from sqlmemory.formats._converting import items_of
+from sqlmemory.integrations._pydantic_ai_usage import response_usage, usage_fields
 from sqlmemory.types import (
     Block,
     DocumentBlock,
@@ -231,15 +232,17 @@ def _tool_result(part: dict[str, Any]) -> Message:
 
 def _response(parts: list[dict[str, Any]], fields: dict[str, Any]) -> Message:
     own = {"response": fields}
+    usage = response_usage(fields)
     try:
-        return Message.assistant([_response_block(p) for p in parts], extras={PYDANTIC_AI: own})
+        blocks = [_response_block(p) for p in parts]
+        return Message.assistant(blocks, extras={PYDANTIC_AI: own}, usage=usage)
     except InvalidMessageError:
         # Nothing a provider would read (no parts, empty text), or a call id used twice:
         # kept verbatim, part by part.
         blocks = [OpaqueBlock(PYDANTIC_AI, p) for p in parts] or [
             OpaqueBlock(PYDANTIC_AI, _NO_PARTS)
         ]
-        return Message.assistant(blocks, extras={PYDANTIC_AI: own})
+        return Message.assistant(blocks, extras={PYDANTIC_AI: own}, usage=usage)
 
 
 def _response_block(part: dict[str, Any]) -> Block:
@@ -339,7 +342,7 @@ def _opaque(block: Block) -> dict[str, Any] | None:
 def _response_dict(
     message: Message, own: Mapping[str, Any], names: dict[str, str]
 ) -> dict[str, Any]:
-    response = _own_field(own, "response", {"kind": "response"})
+    response = usage_fields(message.usage, _own_field(own, "response", {"kind": "response"}))
     parts: list[dict[str, Any]] = []
     for block in message.content:
         part = _response_part(block)

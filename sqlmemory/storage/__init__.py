@@ -21,6 +21,7 @@ from sqlmemory.storage.base_async import AsyncSessionView, AsyncStorage
 from sqlmemory.storage.memory import InMemoryStorage
 from sqlmemory.storage.records import SessionInfo, SessionPage
 from sqlmemory.storage.sql.storage import SqlStorage
+from sqlmemory.storage.usage_report import UsageReport
 
 if TYPE_CHECKING:
     from sqlmemory.storage.sql.storage_async import AsyncSqlStorage
@@ -35,6 +36,7 @@ __all__ = [
     "SessionView",
     "SqlStorage",
     "Storage",
+    "UsageReport",
 ]
 
 

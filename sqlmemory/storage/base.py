@@ -14,6 +14,7 @@ from sqlmemory.policy import Policy
 from sqlmemory.storage.checks import check_session_id
 from sqlmemory.storage.compaction import DEFAULT_KEEP, Summarizer
 from sqlmemory.storage.records import DEFAULT_PAGE_LIMIT, UNSET, SessionInfo, SessionPage, Unset
+from sqlmemory.storage.usage_report import UsageReport
 from sqlmemory.types import Message
 
 __all__ = ["SessionView", "Storage"]
@@ -122,6 +123,18 @@ class Storage(Protocol):
 
     def branches(self, session_id: str) -> list[SessionInfo]:
         """The sessions forked from ``session_id``, oldest first."""
+        ...
+
+    def usage(
+        self,
+        session_id: str | None = None,
+        *,
+        owner: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> UsageReport:
+        """What the messages carrying a usage add up to: of one session, of ``owner``'s
+        sessions, or of all, recorded at or after ``since`` and before ``until``."""
         ...
 
 

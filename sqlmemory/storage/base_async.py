@@ -16,6 +16,7 @@ from sqlmemory.policy import Policy
 from sqlmemory.storage.checks import check_session_id
 from sqlmemory.storage.compaction import DEFAULT_KEEP, AsyncSummarizer
 from sqlmemory.storage.records import DEFAULT_PAGE_LIMIT, UNSET, SessionInfo, SessionPage, Unset
+from sqlmemory.storage.usage_report import UsageReport
 from sqlmemory.types import Message
 
 __all__ = ["AsyncSessionView", "AsyncStorage"]
@@ -126,6 +127,18 @@ class AsyncStorage(Protocol):
 
     async def branches(self, session_id: str) -> list[SessionInfo]:
         """The sessions forked from ``session_id``, oldest first."""
+        ...
+
+    async def usage(
+        self,
+        session_id: str | None = None,
+        *,
+        owner: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> UsageReport:
+        """What the messages carrying a usage add up to: of one session, of ``owner``'s
+        sessions, or of all, recorded at or after ``since`` and before ``until``."""
         ...
 
 

@@ -184,6 +184,7 @@ def summary_messages(
             recorded_at=m.recorded_at or last.recorded_at,
             is_error=m.is_error,
             extras=m.extras,
+            usage=m.usage,
         )
         for m in summaries
     ]

@@ -28,6 +28,7 @@ from sqlmemory.types.message import (
     canonical_json,
     utc_now,
 )
+from sqlmemory.types.token_usage import Usage
 
 __all__ = [
     "BLOCK_KINDS",
@@ -48,6 +49,7 @@ __all__ = [
     "TextBlock",
     "ThinkingBlock",
     "ToolCall",
+    "Usage",
     "canonical_json",
     "utc_now",
 ]

@@ -13,6 +13,7 @@ from sqlmemory.errors import InvalidMessageError
 from sqlmemory.types._fields import check_keys, optional_field, required_field, shown
 from sqlmemory.types.calls import ToolCall
 from sqlmemory.types.content import block_from_dict
+from sqlmemory.types.token_usage import Usage
 
 MessageT = TypeVar("MessageT")
 
@@ -33,6 +34,7 @@ _KEYS = frozenset(
         "metadata",
         "extras",
         "recorded_at",
+        "usage",
     }
 )
 
@@ -59,6 +61,7 @@ def message_from_dict(cls: Callable[..., MessageT], data: Mapping[str, Any]) -> 
     calls = optional_field(data, "tool_calls", "message", list) or []
     blocks = [block_from_dict(b, f"message.content[{i}]") for i, b in enumerate(content)]
     blocks.extend(ToolCall.from_dict(c, f"message.tool_calls[{i}]") for i, c in enumerate(calls))
+    usage = data.get("usage")
     message_id = None
     if data.get("id") is not None:
         message_id = required_field(data, "id", "message", str)
@@ -71,4 +74,5 @@ def message_from_dict(cls: Callable[..., MessageT], data: Mapping[str, Any]) -> 
         recorded_at=_recorded_at(data),
         is_error=optional_field(data, "is_error", "message", bool) or False,
         extras=optional_field(data, "extras", "message", Mapping),
+        usage=None if usage is None else Usage.from_dict(usage, "message.usage"),
     )

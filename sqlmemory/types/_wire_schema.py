@@ -17,6 +17,7 @@ from sqlmemory.types.blocks import (
     MAX_ID_LENGTH,
 )
 from sqlmemory.types.calls import MAX_PROVIDER_LENGTH
+from sqlmemory.types.token_usage import TOKEN_FIELDS
 
 __all__ = ["build_message_schema"]
 
@@ -142,6 +143,19 @@ def _blocks() -> list[dict[str, Any]]:
     ]
 
 
+_COUNT = {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}
+_USAGE = {
+    "type": "object",
+    "title": "Usage",
+    "description": "The model that produced the message and its token counts.",
+    "properties": {
+        "model": _nullable(_id("The model's name as the provider gave it.")),
+        **{name: _COUNT for name in TOKEN_FIELDS},
+    },
+    "additionalProperties": False,
+}
+
+
 def build_message_schema() -> dict[str, Any]:
     """The JSON Schema of a message's wire form, versions 1 and 2 (nothing shared)."""
     schema = {
@@ -164,6 +178,7 @@ def build_message_schema() -> dict[str, Any]:
             "metadata": _nullable({"type": "object"}),
             "extras": _EXTRAS,
             "recorded_at": _nullable({"type": "string", "format": "date-time"}),
+            "usage": _nullable(_USAGE),
         },
         "required": ["role", "content"],
         "additionalProperties": False,

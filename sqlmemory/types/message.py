@@ -24,6 +24,7 @@ from sqlmemory.types._message_content import call_ids, sha_reference, to_blocks,
 from sqlmemory.types.blocks import TextBlock, b64_of, check_id
 from sqlmemory.types.calls import ToolCall
 from sqlmemory.types.content import Block
+from sqlmemory.types.token_usage import Usage, check_usage
 
 __all__ = ["WIRE_VERSION", "Content", "Message", "Role", "canonical_json", "utc_now"]
 
@@ -86,6 +87,7 @@ class Message:
         recorded_at: when it was stored; storages fill it in.
         is_error: for a tool message, whether the result reports a failure.
         extras: provider fields with no common meaning (a chat message's ``name``, ...).
+        usage: the model and the tokens of the reply this message is (or is part of).
     """
 
     role: Role
@@ -106,6 +108,9 @@ class Message:
     extras: Mapping[str, Any]
     """Provider fields with no common meaning (a :class:`FrozenDict`); converters re-emit
     them."""
+    usage: Usage | None
+    """What producing this message cost: the model and its token counts; ``None`` when
+    unknown. Part of the content; converters read it from replies, never send it."""
 
     def __init__(
         self,
@@ -119,6 +124,7 @@ class Message:
         *,
         is_error: bool = False,
         extras: Mapping[str, Any] | None = None,
+        usage: Usage | None = None,
     ) -> None:
         # A Role first: on Python 3.10 an enum member hashes by its name, not its value.
         found = (
@@ -141,6 +147,7 @@ class Message:
         setattr_(self, "is_error", is_error)
         extras = EMPTY if extras is None else freeze_mapping(extras, "Message.extras")
         setattr_(self, "extras", extras)
+        setattr_(self, "usage", check_usage(usage))
         check_shape(found, blocks, tool_call_id, is_error)
 
     # -- constructors -------------------------------------------------------------------
@@ -154,6 +161,7 @@ class Message:
         metadata: Mapping[str, Any] | None = None,
         recorded_at: datetime | None = None,
         extras: Mapping[str, Any] | None = None,
+        usage: Usage | None = None,
     ) -> Message:
         """A user message.
 
@@ -161,7 +169,17 @@ class Message:
             >>> Message.user("What is 6 x 7?").text_content()
             'What is 6 x 7?'
         """
-        return cls(Role.USER, text_or_blocks, (), None, metadata, id, recorded_at, extras=extras)
+        return cls(
+            Role.USER,
+            text_or_blocks,
+            (),
+            None,
+            metadata,
+            id,
+            recorded_at,
+            extras=extras,
+            usage=usage,
+        )
 
     @classmethod
     def system(
@@ -172,6 +190,7 @@ class Message:
         metadata: Mapping[str, Any] | None = None,
         recorded_at: datetime | None = None,
         extras: Mapping[str, Any] | None = None,
+        usage: Usage | None = None,
     ) -> Message:
         """A system message (instructions).
 
@@ -179,7 +198,17 @@ class Message:
             >>> Message.system("Answer briefly.").role
             <Role.SYSTEM: 'system'>
         """
-        return cls(Role.SYSTEM, text_or_blocks, (), None, metadata, id, recorded_at, extras=extras)
+        return cls(
+            Role.SYSTEM,
+            text_or_blocks,
+            (),
+            None,
+            metadata,
+            id,
+            recorded_at,
+            extras=extras,
+            usage=usage,
+        )
 
     @classmethod
     def developer(
@@ -190,6 +219,7 @@ class Message:
         metadata: Mapping[str, Any] | None = None,
         recorded_at: datetime | None = None,
         extras: Mapping[str, Any] | None = None,
+        usage: Usage | None = None,
     ) -> Message:
         """A developer message (OpenAI's instructions role).
 
@@ -198,7 +228,15 @@ class Message:
             <Role.DEVELOPER: 'developer'>
         """
         return cls(
-            Role.DEVELOPER, text_or_blocks, (), None, metadata, id, recorded_at, extras=extras
+            Role.DEVELOPER,
+            text_or_blocks,
+            (),
+            None,
+            metadata,
+            id,
+            recorded_at,
+            extras=extras,
+            usage=usage,
         )
 
     @classmethod
@@ -211,6 +249,7 @@ class Message:
         metadata: Mapping[str, Any] | None = None,
         recorded_at: datetime | None = None,
         extras: Mapping[str, Any] | None = None,
+        usage: Usage | None = None,
     ) -> Message:
         """An assistant message: text, thinking, tool calls in any order; ``tool_calls``
         are appended after ``text_or_blocks``.
@@ -228,6 +267,7 @@ class Message:
             id,
             recorded_at,
             extras=extras,
+            usage=usage,
         )
 
     @classmethod
@@ -241,6 +281,7 @@ class Message:
         metadata: Mapping[str, Any] | None = None,
         recorded_at: datetime | None = None,
         extras: Mapping[str, Any] | None = None,
+        usage: Usage | None = None,
     ) -> Message:
         """The result of the tool call ``tool_call_id``; it may be empty.
 
@@ -260,6 +301,7 @@ class Message:
             recorded_at,
             is_error=is_error,
             extras=extras,
+            usage=usage,
         )
 
     # -- reading ------------------------------------------------------------------------
@@ -315,6 +357,9 @@ class Message:
             "is_error": self.is_error,
             "metadata": self.metadata,
             "extras": self.extras,
+            # Only when known: the forms (and stored digests) of messages without usage
+            # stay what they were before usage existed.
+            **({} if self.usage is None else {"usage": self.usage.to_dict()}),
         }
 
     def to_dict(self) -> dict[str, Any]:

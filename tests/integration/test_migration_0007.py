@@ -40,7 +40,7 @@ def session_indexes(db: sa.Engine) -> set[str | None]:
     return {i["name"] for i in sa.inspect(db).get_indexes("sqlmemory_sessions")}
 
 
-def test_down_to_0005_keeps_the_forks_as_plain_sessions_and_up_again_forks(
+def test_down_to_0006_keeps_the_forks_as_plain_sessions_and_up_again_forks(
     db: sa.Engine,
 ) -> None:
     storage = SqlStorage(db)
@@ -53,8 +53,8 @@ def test_down_to_0005_keeps_the_forks_as_plain_sessions_and_up_again_forks(
     with db.connect() as conn:
         at_head = rows_of_0005(conn)
 
-    migrate.downgrade(db, "0005")
-    assert migrate.current(db) == "0005"
+    migrate.downgrade(db, "0006")
+    assert migrate.current(db) == "0006"
     assert not set(LINEAGE) & session_columns(db)
     assert INDEX not in session_indexes(db)
     with db.connect() as conn:
@@ -76,8 +76,8 @@ def test_down_to_0005_keeps_the_forks_as_plain_sessions_and_up_again_forks(
     assert [b.session_id for b in storage.branches("chat-fork")] == ["again"]
 
 
-def test_forks_work_right_after_an_upgrade_from_0005(db: sa.Engine) -> None:
-    migrate.downgrade(db, "0005")
+def test_forks_work_right_after_an_upgrade_from_0006(db: sa.Engine) -> None:
+    migrate.downgrade(db, "0006")
     with db.begin() as conn:
         sessions = sa.Table("sqlmemory_sessions", sa.MetaData(), autoload_with=conn)
         assert not set(LINEAGE) & {c.name for c in sessions.columns}

@@ -246,6 +246,9 @@ class BlockingAsyncStorage:
     def branches(self, session_id: str) -> Any:
         return self._call(self.async_storage.branches, session_id)
 
+    def usage(self, session_id: str | None = None, **options: Any) -> Any:
+        return self._call(functools.partial(self.async_storage.usage, session_id, **options))
+
     def session(self, session_id: str) -> SessionView:
         """A bound view whose methods block like this adapter's."""
         from sqlmemory import SessionView

@@ -22,6 +22,7 @@ from sqlmemory import (
     TextBlock,
     ThinkingBlock,
     ToolCall,
+    Usage,
 )
 from tests.support.cases import image_bytes
 
@@ -69,6 +70,11 @@ times = st.none() | st.datetimes(
 extras = st.just({}) | json_objects
 ids = st.text(st.characters(blacklist_categories=["Cc", "Cs"]), min_size=1, max_size=12).filter(
     lambda s: s.strip() == s
+)
+usages = st.none() | st.builds(
+    Usage,
+    st.none() | ids,
+    *[st.integers(0, 2**63 - 1) | st.integers(0, 10_000)] * 5,
 )
 urls = st.builds(
     lambda scheme, rest: scheme + rest,
@@ -163,4 +169,5 @@ def messages(draw: st.DrawFn) -> Message:
         recorded_at=draw(times),
         is_error=draw(st.booleans()) if role is Role.TOOL else False,
         extras=draw(extras),
+        usage=draw(usages),
     )

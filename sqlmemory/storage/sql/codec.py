@@ -16,6 +16,7 @@ from typing import Any
 from sqlmemory.policy import Entry, estimate_tokens
 from sqlmemory.storage.checks import content_digest
 from sqlmemory.storage.sql.base64_text import BLOCK_TEXT, FLAG, decode, decoded
+from sqlmemory.storage.sql.usage_rows import usage_of, usage_row
 from sqlmemory.types import (
     Block,
     DocumentBlock,
@@ -48,6 +49,7 @@ MESSAGE_FIELDS = (
     "tokens",
     "digest",
     "text_base64",
+    "usage",
 )
 """The columns of a message row, in the order the reads select them: rows are read as
 tuples (a mapping per row costs more than the row) and taken apart by these positions."""
@@ -66,6 +68,7 @@ tuples (a mapping per row costs more than the row) and taken apart by these posi
     TOKENS,
     DIGEST,
     TEXT_BASE64,
+    USAGE,
 ) = range(len(MESSAGE_FIELDS))
 MEMO = "_sqlmemory_memo"
 """The private ``__dict__`` key of a message's :class:`_Memo`."""
@@ -307,6 +310,7 @@ def encode_message(message: Message) -> EncodedMessage:
         "digest": digest_of(message),
         "tokens": min(estimate_tokens(message), MAX_STORED_TOKENS),
         FLAG: False,  # the writes set it on PostgreSQL, for text that holds NUL
+        **usage_row(message.usage),
     }
     return EncodedMessage(message, row, blocks, blobs)
 
@@ -427,6 +431,7 @@ def decode_message(row: Sequence[Any], blocks: Sequence[Block]) -> Message:
         recorded_at=recorded_at,
         is_error=bool(row[IS_ERROR]),
         extras=freeze_trusted(json.loads(extras)) if extras else EMPTY,
+        usage=None if row[USAGE] is None else usage_of(row[USAGE]),
         _sqlmemory_memo=_Memo(row[DIGEST], loaded=True),
     )
     return message

@@ -29,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from sqlmemory.storage.sql.column_types import Blob, Key, UTCDateTime, Utf8Text, utc_text
+from sqlmemory.storage.sql.usage_rows import usage_text
 
 __all__ = [
     "MESSAGE_COLUMNS",
@@ -53,6 +54,12 @@ NAMING_CONVENTION = {
 
 BLOB_NOT_NULL = "blob_sha256 IS NOT NULL"
 """The predicate of the partial blob index of ``sqlmemory_blocks`` on PostgreSQL."""
+
+HAS_USAGE = "usage_input_tokens IS NOT NULL"
+"""The predicate of the partial usage index of ``sqlmemory_messages`` (PostgreSQL,
+SQLite): the message carries a usage."""
+USAGE_INDEX = "ix_sqlmemory_messages_usage"
+"""The index the usage totals read (``usage_queries.py``)."""
 
 # InnoDB for transactions and foreign keys; utf8mb4 so 4-byte characters fit.
 MYSQL_TABLE_ARGS: dict[str, Any] = {
@@ -139,6 +146,16 @@ class MessageRow(Base):
     __tablename__ = "sqlmemory_messages"
     __table_args__ = (
         UniqueConstraint("session_id", "message_id"),
+        # The usage totals of a session, or of each session of an owner, over a time
+        # range read this range of the session's messages that carry usage. Partial
+        # where the backend allows it: messages without usage (most) are not in it.
+        Index(
+            USAGE_INDEX,
+            "session_id",
+            "recorded_at",
+            postgresql_where=text(HAS_USAGE),
+            sqlite_where=text(HAS_USAGE),
+        ),
         MYSQL_TABLE_ARGS,
     )
 
@@ -171,6 +188,14 @@ class MessageRow(Base):
     text_base64: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     """Whether the row's text columns hold the base64 of their UTF-8 bytes: on PostgreSQL,
     for a row whose text holds NUL (``base64_text.py``)."""
+    usage_input_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    """The message's ``Usage`` (``usage_rows.py``): NULL here and in the five below when
+    it has none."""
+    usage_output_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    usage_cache_read_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    usage_cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    usage_reasoning_tokens: Mapped[int | None] = mapped_column(BigInteger)
+    usage_model: Mapped[str | None] = mapped_column(Key)
 
 
 class BlockRow(Base):
@@ -259,5 +284,7 @@ MESSAGE_COLUMNS = (
     messages_table.c.tokens,
     messages_table.c.digest,
     messages_table.c.text_base64,
+    usage_text(messages_table).label("usage"),
 )
-"""The message columns every read selects; ``recorded_at`` as text (:class:`utc_text`)."""
+"""The message columns every read selects; ``recorded_at`` as text (:class:`utc_text`), the
+six usage columns as one text (:func:`~sqlmemory.storage.sql.usage_rows.usage_text`)."""

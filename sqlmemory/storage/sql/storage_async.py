@@ -55,9 +55,10 @@ __all__ = ["AsyncSqlStorage"]
 
 from sqlmemory.storage.sql.branches_async import AsyncSqlBranches
 from sqlmemory.storage.sql.catalog_async import AsyncSqlCatalog
+from sqlmemory.storage.sql.usage_async import AsyncSqlUsage
 
 
-class AsyncSqlStorage(AsyncSqlCatalog, AsyncSqlBranches):
+class AsyncSqlStorage(AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBranches):
     """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``AsyncEngine``.
 
     Every public write is one transaction: it happens whole or not at all. The database
