@@ -23,6 +23,8 @@ import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import sqlmemory
@@ -43,6 +45,35 @@ ASYNC_DRIVERS = {
     "mysql": "mysql+aiomysql",
     "sqlite": "sqlite+aiosqlite",
 }
+
+
+@contextmanager
+def fresh_database(url: str) -> Iterator[str]:
+    """A new empty database on the server of ``url``, dropped afterwards.
+
+    The smoke test migrates from nothing: a database left at some other revision by an
+    earlier run (a branch's migrations, an interrupted check) must not decide the result.
+    When the account may not create databases, ``url`` itself is used.
+    """
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import SQLAlchemyError
+
+    name = f"sqlmemory_smoke_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(f"CREATE DATABASE {name}"))
+    except SQLAlchemyError:
+        admin.dispose()
+        yield url
+        return
+    try:
+        yield make_url(url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP DATABASE {name}"))
+        admin.dispose()
 
 
 def conversation() -> list[Message]:
@@ -137,7 +168,11 @@ def main() -> None:
         url = f"sqlite:///{Path.cwd() / 'async.db'}"
     else:
         variable, default = LOCAL[extra]
-        url = os.environ.get(variable, "").strip() or default
+        server = os.environ.get(variable, "").strip() or default
+        with fresh_database(server) as url:
+            sync_round_trip(url)
+            asyncio.run(async_round_trip(url))
+        return
     sync_round_trip(url)
     asyncio.run(async_round_trip(url))
 
