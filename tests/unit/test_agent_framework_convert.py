@@ -7,13 +7,14 @@ persisted form) exactly as the original does, message for message.
 from __future__ import annotations
 
 import base64
+import contextlib
 import warnings
 from typing import Any
 
 import pytest
 from agent_framework import Content
 from agent_framework import Message as AFMessage
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqlmemory import (
@@ -29,8 +30,10 @@ from sqlmemory import (
     ToolCall,
     Usage,
 )
+from sqlmemory.errors import InvalidMessageError
 from sqlmemory.formats import DroppedContentWarning
 from sqlmemory.integrations.agent_framework import from_agent_framework, to_agent_framework
+from tests.formats.hostile import HOSTILE, JSON_HOSTILE, Lie, hostile_values
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -247,3 +250,62 @@ def test_hostile_framework_messages_raise_conversion_error(messages: Any) -> Non
 def test_hostile_sqlmemory_messages_raise_conversion_error(messages: Any) -> None:
     with pytest.raises(ConversionError):
         to_agent_framework(messages)
+
+
+def _framework_message(place: str, value: Any) -> AFMessage:
+    if place == "message":
+        return AFMessage("user", ["x"], additional_properties={"v": value})
+    if place == "content":
+        return AFMessage("user", [Content.from_text("x", additional_properties={"v": value})])
+    if place == "arguments":
+        return AFMessage("assistant", [Content.from_function_call("c", "f", arguments=value)])
+    if place == "result":
+        return AFMessage("tool", [Content.from_function_result("c", result=value)])
+    return AFMessage("assistant", [Content.from_usage(value)])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    place=st.sampled_from(["message", "content", "arguments", "result", "usage"]),
+    value=hostile_values(HOSTILE),
+)
+def test_hostile_values_anywhere_in_a_framework_message_raise_only_ours(
+    place: str, value: Any
+) -> None:
+    try:
+        message = _framework_message(place, value)
+    except Lie:
+        return
+    except Exception:  # the framework refuses to build it: nothing reaches sqlmemory
+        return
+    try:
+        ours = from_agent_framework([message])
+    except (ConversionError, Lie):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DroppedContentWarning)
+        back = to_agent_framework(ours)
+    assert [m.to_dict() for m in back] == [message.to_dict()]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    place=st.sampled_from(["message", "content", "usage", "block", "call"]),
+    value=hostile_values(JSON_HOSTILE),
+)
+def test_hostile_extras_raise_only_conversion_error(place: str, value: Any) -> None:
+    own: dict[str, Any] = {"message": value} if place == "message" else {place: value}
+    try:
+        if place == "block":
+            messages = [Message.user([TextBlock("x", extras={"agent_framework": value})])]
+        elif place == "call":
+            call = ToolCall("c", "f", extras={"agent_framework": value})
+            messages = [Message.assistant(tool_calls=[call]), Message.tool("c", "1")]
+        else:
+            messages = [Message.tool("c", "1", extras={"agent_framework": own})]
+    except InvalidMessageError:
+        return  # sqlmemory refuses to hold it: nothing to convert
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DroppedContentWarning)
+        with contextlib.suppress(ConversionError):  # refused is fine; nothing else is
+            to_agent_framework(messages)
