@@ -19,6 +19,7 @@ from agent_framework import (
     Agent,
     AgentSession,
     BaseChatClient,
+    ChatMiddlewareLayer,
     ChatResponse,
     Content,
     FunctionInvocationLayer,
@@ -38,11 +39,11 @@ PNG = base64.b64decode(
 )
 
 
-class ScriptedClient(FunctionInvocationLayer[Any], BaseChatClient[Any]):
+class _Script:
     """Answers each request with the next response of its script; keeps the requests."""
 
-    def __init__(self, script: Sequence[ChatResponse]) -> None:
-        super().__init__()
+    def __init__(self, script: Sequence[ChatResponse], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.script = list(script)
         self.sent: list[list[dict[str, Any]]] = []
 
@@ -52,6 +53,16 @@ class ScriptedClient(FunctionInvocationLayer[Any], BaseChatClient[Any]):
 
     def _inner_get_response(self, *, messages: Sequence[AFMessage], **kwargs: Any) -> Any:
         return self._reply(messages)
+
+
+class ScriptedClient(_Script, FunctionInvocationLayer[Any], BaseChatClient[Any]):
+    """A chat client that calls the tools its script asks for."""
+
+
+class MiddlewareClient(
+    _Script, FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any], BaseChatClient[Any]
+):
+    """The scripted client with chat middleware: what per-service-call persistence needs."""
 
 
 def call(b: int) -> ChatResponse:
@@ -127,6 +138,34 @@ async def test_two_runs_with_a_tool_keep_their_history_in_sql(
         (47, 5),
         (48, 5),
     ]
+
+
+async def test_per_service_call_persistence_stores_each_model_call_with_its_usage(
+    af_storage: AsyncSqlStorage | SqlStorage,
+) -> None:
+    history = SqlMemoryHistoryProvider(af_storage)
+    client = MiddlewareClient(script=[call(7), text("42")])
+    agent = Agent(
+        client=client,
+        tools=[multiply],
+        context_providers=[history],
+        require_per_service_call_history_persistence=True,
+    )
+    session = agent.create_session()
+    assert (await agent.run("6 x 7?", session=session)).text == "42"
+    rows = (
+        await af_storage.load(session.session_id)
+        if isinstance(af_storage, AsyncSqlStorage)
+        else af_storage.load(session.session_id)
+    )
+    # Stored after each model call: each answer carries the usage of its own call.
+    assert [m.role for m in rows] == [Role.USER, Role.ASSISTANT, Role.TOOL, Role.ASSISTANT]
+    assert [(m.usage.input_tokens, m.usage.output_tokens) for m in rows if m.usage] == [
+        (17, 3),
+        (30, 2),
+    ]
+    # The second call was sent the call and its result, read back from the database.
+    assert [m["role"] for m in client.sent[1]] == ["user", "assistant", "tool"]
 
 
 async def test_a_window_is_read_in_sql_and_keeps_calls_with_results(
