@@ -8,6 +8,7 @@ outside the checkout, with the extra's name::
     python adapters_smoke.py pydantic-ai     # pip install 'sqlmemory[pydantic-ai]'
     python adapters_smoke.py openai-agents   # pip install 'sqlmemory[openai-agents]'
     python adapters_smoke.py adk             # pip install 'sqlmemory[adk]'
+    python adapters_smoke.py llama-index     # pip install 'sqlmemory[llama-index]'
 
 Each runs the framework's own offline model twice over a conversation kept in SQLite
 (a file in the current directory), the second turn reading the first one back, and checks
@@ -255,11 +256,52 @@ def adk() -> None:
     asyncio.run(two_turns())
 
 
+def llama_index() -> None:
+    from llama_index.core.chat_engine import SimpleChatEngine
+    from llama_index.core.llms import ChatMessage, MockLLM
+    from llama_index.core.memory import ChatMemoryBuffer, Memory
+
+    from sqlmemory.integrations.llama_index import SqlMemoryChatStore, SqlMemoryDBChatStore
+
+    with SqlStorage.from_url(URL) as storage:
+        replies = []
+        for question in ("Capital of France?", "Population?"):
+            memory = ChatMemoryBuffer.from_defaults(
+                chat_store=SqlMemoryChatStore(storage), chat_store_key="smoke-li"
+            )
+            engine = SimpleChatEngine.from_defaults(llm=MockLLM(), memory=memory)
+            replies.append(str(engine.chat(question)))
+        # MockLLM echoes its prompt: the second turn was sent the first, read from SQL.
+        assert "Capital of France?" in replies[1] and "Population?" in replies[1], replies
+        stored = storage.load("smoke-li")
+        assert [m.role.value for m in stored] == ["user", "assistant"] * 2
+        store = SqlMemoryChatStore(storage)
+        assert store.delete_message("smoke-li", 1).content == replies[0]  # type: ignore[union-attr]
+        assert [m.content for m in store.get_messages("smoke-li")][::2] == [
+            "Capital of France?",
+            replies[1],
+        ]
+
+        db_store = SqlMemoryDBChatStore(storage)
+        memory2 = Memory.from_defaults(
+            session_id="smoke-mem", chat_store=db_store, token_limit=40, token_flush_size=10
+        )
+        for n in range(12):
+            memory2.put(
+                ChatMessage(role="user" if n % 2 == 0 else "assistant", content=f"m{n} " * 5)
+            )
+        everything = memory2.get_all()
+        active = memory2.get()
+        assert len(everything) == 12 and 0 < len(active) < 12, (len(everything), len(active))
+        assert [m.content for m in everything[-len(active) :]] == [m.content for m in active]
+
+
 SMOKES = {
     "langchain": langchain,
     "pydantic-ai": pydantic_ai,
     "openai-agents": openai_agents,
     "adk": adk,
+    "llama-index": llama_index,
 }
 
 

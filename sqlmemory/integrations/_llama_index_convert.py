@@ -104,10 +104,10 @@ def to_llama_index(messages: Iterable[Message]) -> list[ChatMessage]:
             raise ConversionError(
                 f"message {index}: expected a sqlmemory Message, got {type(message).__name__}"
             )
-        dump = dump_of(message, _TOOL_CALL_BLOCKS)
-        if dump["role"] not in _ROLES:
-            dump["role"] = "system"  # a developer message, before LlamaIndex had the role
         try:
+            dump = dump_of(message, _TOOL_CALL_BLOCKS)
+            if dump["role"] not in _ROLES:
+                dump["role"] = "system"  # a developer message, before LlamaIndex had it
             out.append(ChatMessage.model_validate(dump))
         except (ValidationError, ValueError, TypeError) as exc:
             raise ConversionError(f"message {index}: llama-index refuses it: {exc}") from None
