@@ -19,6 +19,7 @@ the standard library: nothing else is installed.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -263,6 +264,10 @@ def llama_index() -> None:
 
     from sqlmemory.integrations.llama_index import SqlMemoryChatStore, SqlMemoryDBChatStore
 
+    said = [
+        ChatMessage(role="user" if n % 2 == 0 else "assistant", content=f"m{n} " * 5)
+        for n in range(6)
+    ]
     with SqlStorage.from_url(URL) as storage:
         replies = []
         for question in ("Capital of France?", "Population?"):
@@ -282,18 +287,31 @@ def llama_index() -> None:
             replies[1],
         ]
 
+        # Memory's store: its archive, directly (every version) and under Memory (which
+        # takes another store than its own from llama-index-core 0.14.24 on).
         db_store = SqlMemoryDBChatStore(storage)
-        memory2 = Memory.from_defaults(
-            session_id="smoke-mem", chat_store=db_store, token_limit=40, token_flush_size=10
-        )
-        for n in range(12):
-            memory2.put(
-                ChatMessage(role="user" if n % 2 == 0 else "assistant", content=f"m{n} " * 5)
+        asyncio.run(db_store.add_messages("smoke-db", said))
+        archived = asyncio.run(db_store.archive_oldest_messages("smoke-db", 2))
+        active = asyncio.run(db_store.get_messages("smoke-db"))
+        assert [m.content for m in archived + active] == [m.content for m in said]
+        assert len(archived) == 2
+        if "chat_store" in inspect.signature(Memory.from_defaults).parameters:
+            memory2 = Memory.from_defaults(
+                session_id="smoke-mem", chat_store=db_store, token_limit=40, token_flush_size=10
             )
-        everything = memory2.get_all()
-        active = memory2.get()
-        assert len(everything) == 12 and 0 < len(active) < 12, (len(everything), len(active))
-        assert [m.content for m in everything[-len(active) :]] == [m.content for m in active]
+            for message in said * 2:
+                memory2.put(message)
+            everything, window = memory2.get_all(), memory2.get()
+            assert len(everything) == 12 and 0 < len(window) < 12, (len(everything), len(window))
+            assert [m.content for m in everything[-len(window) :]] == [m.content for m in window]
+
+    # A tool call and its result round trip, as ToolCallBlock or OpenAI-style kwargs.
+    from sqlmemory import Message, ToolCall
+    from sqlmemory.integrations.llama_index import from_llama_index, to_llama_index
+
+    call = Message.assistant("", tool_calls=[ToolCall("c1", "multiply", {"a": 6, "b": 7})])
+    again = from_llama_index(to_llama_index([call, Message.tool("c1", "42")]))
+    assert again[0].tool_calls == call.tool_calls and again[1].tool_call_id == "c1"
 
 
 SMOKES = {

@@ -61,7 +61,7 @@ def test_set_messages_writes_only_what_changed(storage: Storage) -> None:
     after = [m.id for m in storage.load(KEY)]
     assert after[:2] == before and len(after) == 3
     store.set_messages(KEY, said("a", "x"))
-    assert [m.id for m in storage.load(KEY)][0] == before[0]
+    assert storage.load(KEY)[0].id == before[0]
     assert contents(store.get_messages(KEY)) == ["a", "x"]
 
 
