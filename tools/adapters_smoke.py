@@ -311,7 +311,8 @@ def llama_index() -> None:
 
     call = Message.assistant("", tool_calls=[ToolCall("c1", "multiply", {"a": 6, "b": 7})])
     again = from_llama_index(to_llama_index([call, Message.tool("c1", "42")]))
-    assert again[0].tool_calls == call.tool_calls and again[1].tool_call_id == "c1"
+    calls = [(c.id, c.name, c.arguments) for c in again[0].tool_calls]
+    assert calls == [("c1", "multiply", {"a": 6, "b": 7})] and again[1].tool_call_id == "c1"
 
 
 SMOKES = {
