@@ -15,9 +15,10 @@ and LlamaIndex's ``llama_index_memory`` table live side by side in it. The store
 ``AsyncSqlStorage``. Each history is a tool conversation (a question, a tool call, its
 result, an answer), filled through each store's own batch add; then the cases are timed
 interleaved, in an order that rotates every repetition (``timing.rotating``):
-``get_messages`` of the whole active history at each size, and ``add_message`` of one
-message. The table shows medians in milliseconds and each sqlmemory store's median over
-the peer's (below 1.0x it is faster).
+``get_messages`` of the whole active history at each size and of its newest 20 messages
+(``SqlMemoryChatStore`` with a ``FixedWindow`` policy; the peer with ``limit`` and
+``offset``), and ``add_message`` of one message. The table shows medians in milliseconds
+and each sqlmemory store's median over the peer's (below 1.0x it is faster).
 """
 
 from __future__ import annotations
@@ -53,11 +54,12 @@ class Sizes:
     histories: tuple[int, ...] = (1_000, 10_000)
     read_reps: tuple[int, ...] = (40, 10)
     add_reps: int = 100
+    window: int = 20
     warmup: int = 3
 
 
 FULL = Sizes()
-QUICK = Sizes(histories=(10, 40), read_reps=(5, 3), add_reps=5, warmup=1)
+QUICK = Sizes(histories=(10, 40), read_reps=(5, 3), add_reps=5, window=4, warmup=1)
 
 
 def conversation(n: int, tag: str) -> list[Any]:
@@ -91,7 +93,7 @@ class Bench:
         from llama_index.core.storage.chat_store.sql import SQLAlchemyChatStore
         from sqlalchemy.ext.asyncio import create_async_engine
 
-        from sqlmemory import AsyncSqlStorage
+        from sqlmemory import AsyncSqlStorage, FixedWindow
         from sqlmemory.integrations.llama_index import SqlMemoryChatStore, SqlMemoryDBChatStore
 
         self.loop = loop
@@ -103,6 +105,7 @@ class Bench:
             "chat_store": SqlMemoryChatStore(storage),
             PEER: SQLAlchemyChatStore(table_name="llama_index_memory", async_engine=self.engine),
         }
+        self.windowed = SqlMemoryChatStore(storage, policy=FixedWindow(sizes.window))
 
     def run(self, awaitable: Any) -> Any:
         return self.loop.run_until_complete(awaitable)
@@ -132,6 +135,17 @@ class Bench:
         ratios = {name: results[name]["median_ms"] / peer for name in names if name != PEER}
         return {"label": label, "results": results, "ratios": ratios}
 
+    def time_window(self, key: str, n: int, reps: int) -> dict[str, Any]:
+        """The newest ``window`` messages: SqlMemoryChatStore with a ``FixedWindow`` policy (a
+        tail read), the peer with ``limit`` and ``offset`` (the caller knows the count)."""
+        w = self.sizes.window
+        ours, peer = self.windowed.aget_messages, self.stores[PEER].get_messages
+        calls = {
+            "chat_store": lambda i: ours(f"chat_store-{key}"),
+            PEER: lambda i: peer(f"{PEER}-{key}", limit=w, offset=n - w),
+        }
+        return self.time(f"newest {w} of {n} messages", calls, reps)
+
     def cases(self) -> list[dict[str, Any]]:
         sizes = self.sizes
         rows = []
@@ -144,6 +158,7 @@ class Bench:
                 return lambda i: fn(f"{name}-{key}")
 
             rows.append(self.time(f"get_messages @{n} messages", {k: get(k) for k in STORES}, reps))
+            rows.append(self.time_window(key, n, sizes.add_reps))
         last = f"history-{sizes.histories[-1]}"
         more = conversation(sizes.add_reps + sizes.warmup, "more")
 
@@ -167,12 +182,10 @@ def render(backend: str, rows: list[dict[str, Any]]) -> str:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
-        ms = [row["results"][name]["median_ms"] for name in STORES]
-        ratios = row["ratios"]
-        lines.append(
-            f"| `{row['label']}` | {ms[0]:.2f} | {ms[1]:.2f} | {ms[2]:.2f} "
-            f"| {ratios['memory_store']:.2f}x | {ratios['chat_store']:.2f}x |"
-        )
+        found, ratios = row["results"], row["ratios"]
+        ms = [f"{found[n]['median_ms']:.2f}" if n in found else "-" for n in STORES]
+        xs = [f"{ratios[n]:.2f}x" if n in ratios else "-" for n in STORES[:2]]
+        lines.append(f"| `{row['label']}` | {' | '.join(ms)} | {' | '.join(xs)} |")
     return "\n".join(lines)
 
 
