@@ -8,10 +8,12 @@ only what changed, and the splice plans of the deletes by position.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from pydantic import ValidationError
 
+from sqlmemory._gc import gc_paused
 from sqlmemory.errors import ConversionError, InvalidMessageError
 from sqlmemory.formats._converting import items_of
 from sqlmemory.integrations._llama_index_read import message_of
@@ -62,6 +64,11 @@ def from_llama_index(messages: Iterable[ChatMessage]) -> list[Message]:
             sqlmemory cannot hold; the message names the index.
     """
     messages = items_of(messages, "messages", single=(ChatMessage,), noun="messages")
+    with gc_paused():
+        return _from_llama_index(messages)
+
+
+def _from_llama_index(messages: list[Any]) -> list[Message]:
     out: list[Message] = []
     for index, message in enumerate(messages):
         if not isinstance(message, ChatMessage):
@@ -98,6 +105,11 @@ def to_llama_index(messages: Iterable[Message]) -> list[ChatMessage]:
             index.
     """
     messages = items_of(messages, "messages", single=(Message,), noun="messages")
+    with gc_paused():  # a long history: many small objects, no cycles (sqlmemory._gc)
+        return _to_llama_index(messages)
+
+
+def _to_llama_index(messages: list[Any]) -> list[ChatMessage]:
     out: list[ChatMessage] = []
     for index, message in enumerate(messages):
         if not isinstance(message, Message):

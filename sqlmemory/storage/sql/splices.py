@@ -14,6 +14,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, Executable, Integer, bindparam, delete, select, update
 
+from sqlmemory._gc import gc_paused
 from sqlmemory.storage.joint import CheckedChange, SplicePlan, splice_of
 from sqlmemory.storage.records import check_metadata, metadata_json
 from sqlmemory.storage.sql import writes
@@ -77,8 +78,10 @@ def splice(
         return []
     taken: list[Message] = []
     if stop > start:
-        rows = fetch_rows(conn, _span_statement(), {"sid": sid, "start": start, "n": stop - start})
-        taken = build_messages(conn, sid, rows)
+        with gc_paused():  # as a whole history's read: many small objects, no cycles
+            params = {"sid": sid, "start": start, "n": stop - start}
+            rows = fetch_rows(conn, _span_statement(), params)
+            taken = build_messages(conn, sid, rows)
         if span.delete and rows:
             first, last = rows[0][SEQ], rows[-1][SEQ]
             conn.execute(
