@@ -21,7 +21,7 @@ from sqlmemory.integrations._llama_index_write import dump_of
 from sqlmemory.storage.checks import same_content
 from sqlmemory.storage.joint import Splice, SplicePlan
 from sqlmemory.storage.records import SessionInfo
-from sqlmemory.types import Message
+from sqlmemory.types import Message, OpaqueBlock
 from sqlmemory.types._message_checks import copy_unchecked
 
 __all__ = [
@@ -77,12 +77,26 @@ def _from_llama_index(messages: list[Any]) -> list[Message]:
             )
         try:
             dump = message.model_dump(mode="json")
-            out.append(message_of(dump))
+            converted = message_of(dump)
         except (ConversionError, InvalidMessageError) as exc:
             raise ConversionError(f"message {index}: {exc}") from None
         except (ValueError, TypeError) as exc:  # pydantic cannot dump it as JSON
             raise ConversionError(f"message {index}: not JSON: {exc}") from None
+        if any(isinstance(b, OpaqueBlock) for b in converted.content):
+            _readable(converted, index)
+        out.append(converted)
     return out
+
+
+def _readable(message: Message, index: int) -> None:
+    """Refuse a message holding a block dump LlamaIndex would not read back (a block
+    built without its validation): stored, it would make the history unreadable."""
+    try:
+        ChatMessage.model_validate(dump_of(message, _TOOL_CALL_BLOCKS))
+    except (ValidationError, ValueError, TypeError) as exc:
+        raise ConversionError(
+            f"message {index}: llama-index would not read it back: {exc}"
+        ) from None
 
 
 def to_llama_index(messages: Iterable[Message]) -> list[ChatMessage]:
