@@ -30,7 +30,7 @@ from pathlib import Path
 from check_extras import ROOT, build_wheel, run
 
 SMOKE = ROOT / "tools" / "adapters_smoke.py"
-ADAPTERS = ("langchain", "pydantic-ai", "openai-agents", "adk", "agent-framework")
+ADAPTERS = ("langchain", "pydantic-ai", "openai-agents", "adk", "agent-framework", "llama-index")
 """The adapter extras, each named as in ``pyproject.toml`` and in ``adapters_smoke.py``."""
 PINS = {
     "lowest": ROOT / "constraints" / "integrations-lowest.txt",

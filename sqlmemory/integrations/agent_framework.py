@@ -200,8 +200,11 @@ class SqlMemoryHistoryProvider(HistoryProvider):
         policy: the window that :meth:`get_messages` reads, in SQL (a
             :class:`~sqlmemory.FixedWindow`, a :class:`~sqlmemory.TokenWindow`); every
             message when ``None``. A window never separates a call from its result.
-        load_messages, store_inputs, store_context_messages, store_context_from,
-            store_outputs: as for every ``HistoryProvider``.
+        load_messages: as for every ``HistoryProvider``.
+        store_inputs: as for every ``HistoryProvider``.
+        store_context_messages: as for every ``HistoryProvider``.
+        store_context_from: as for every ``HistoryProvider``.
+        store_outputs: as for every ``HistoryProvider``.
 
     Raises:
         TypeError: ``storage`` is not a sqlmemory storage.
