@@ -8,6 +8,7 @@ outside the checkout, with the extra's name::
     python adapters_smoke.py pydantic-ai     # pip install 'sqlmemory[pydantic-ai]'
     python adapters_smoke.py openai-agents   # pip install 'sqlmemory[openai-agents]'
     python adapters_smoke.py adk             # pip install 'sqlmemory[adk]'
+    python adapters_smoke.py agent-framework # pip install 'sqlmemory[agent-framework]'
     python adapters_smoke.py llama-index     # pip install 'sqlmemory[llama-index]'
 
 Each runs the framework's own offline model twice over a conversation kept in SQLite
@@ -257,6 +258,69 @@ def adk() -> None:
     asyncio.run(two_turns())
 
 
+def agent_framework() -> None:
+    from agent_framework import (
+        Agent,
+        AgentSession,
+        BaseChatClient,
+        ChatResponse,
+        Content,
+        FunctionInvocationLayer,
+        Message,
+        tool,
+    )
+
+    from sqlmemory import AsyncSqlStorage
+    from sqlmemory.integrations.agent_framework import SqlMemoryHistoryProvider
+
+    def call(b: int) -> ChatResponse:
+        content = Content.from_function_call(f"call_{b}", "multiply", arguments={"a": 6, "b": b})
+        usage: Any = {"input_token_count": 10, "output_token_count": 2}
+        return ChatResponse(messages=[Message("assistant", [content])], usage_details=usage)
+
+    def text(words: str) -> ChatResponse:
+        return ChatResponse(messages=[Message("assistant", [words])])
+
+    script = [call(7), text("42"), call(8), text("48")]
+    sent: list[list[dict[str, Any]]] = []
+
+    class Scripted(FunctionInvocationLayer[Any], BaseChatClient[Any]):
+        async def _reply(self, messages: Any) -> ChatResponse:
+            sent.append([m.to_dict() for m in messages])
+            return script.pop(0)
+
+        def _inner_get_response(self, *, messages: Any, **kwargs: Any) -> Any:
+            return self._reply(messages)
+
+    @tool
+    def multiply(a: int, b: int) -> int:
+        """Multiply two integers."""
+        return a * b
+
+    async def two_turns() -> None:
+        url = URL.replace("sqlite://", "sqlite+aiosqlite://")
+        async with AsyncSqlStorage.from_url(url) as storage:
+            history = SqlMemoryHistoryProvider(storage)
+            agent = Agent(client=Scripted(), tools=[multiply], context_providers=[history])
+            session = agent.create_session()
+            first = await agent.run("6 x 7?", session=session)
+            # The session survives its serialisation: only its id, the history is in SQL.
+            session = AgentSession.from_dict(session.to_dict())
+            second = await agent.run("6 x 8?", session=session)
+            assert (first.text, second.text) == ("42", "48"), (first.text, second.text)
+            stored = await history.get_messages(session.session_id)
+            assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"] * 2
+            # The second run's first model call was sent the first run's four messages.
+            roles = ["user", "assistant", "tool", "assistant", "user"]
+            assert [m["role"] for m in sent[2]] == roles, sent[2]
+            # The run's usage is on its answer where the framework hands it to after_run
+            # (not in 1.0.0, whose after_run sees a response without usage).
+            usage = (await storage.load(session.session_id))[3].usage
+            assert usage is None or usage.input_tokens == 10, usage
+
+    asyncio.run(two_turns())
+
+
 def llama_index() -> None:
     from llama_index.core.chat_engine import SimpleChatEngine
     from llama_index.core.llms import ChatMessage, MockLLM
@@ -320,6 +384,7 @@ SMOKES = {
     "pydantic-ai": pydantic_ai,
     "openai-agents": openai_agents,
     "adk": adk,
+    "agent-framework": agent_framework,
     "llama-index": llama_index,
 }
 
