@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from sqlmemory._gc import gc_paused
 from sqlmemory.errors import ConversionError, InvalidMessageError
@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 _ROLES = frozenset(r.value for r in MessageRole)
+_CHAT_MESSAGES = TypeAdapter(list[ChatMessage])
 try:
     from llama_index.core.base.llms.types import ToolCallBlock  # noqa: F401
 
@@ -124,7 +125,7 @@ def to_llama_index(messages: Iterable[Message]) -> list[ChatMessage]:
 
 
 def _to_llama_index(messages: list[Any]) -> list[ChatMessage]:
-    out: list[ChatMessage] = []
+    dumps: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         if not isinstance(message, Message):
             raise ConversionError(
@@ -132,12 +133,22 @@ def _to_llama_index(messages: list[Any]) -> list[ChatMessage]:
             )
         try:
             dump = dump_of(message, _TOOL_CALL_BLOCKS)
-            if dump["role"] not in _ROLES:
-                dump["role"] = "system"  # a developer message, before LlamaIndex had it
-            out.append(ChatMessage.model_validate(dump))
+        except (ValueError, TypeError) as exc:
+            raise ConversionError(f"message {index}: llama-index refuses it: {exc}") from None
+        if dump["role"] == "developer" and "developer" not in _ROLES:
+            dump["role"] = "system"  # before LlamaIndex had the role
+        dumps.append(dump)
+    try:
+        # One call for the list: a third less than one per message.
+        return _CHAT_MESSAGES.validate_python(dumps)
+    except (ValidationError, ValueError, TypeError):
+        pass
+    for index, dump in enumerate(dumps):  # which one LlamaIndex refuses, and why
+        try:
+            ChatMessage.model_validate(dump)
         except (ValidationError, ValueError, TypeError) as exc:
             raise ConversionError(f"message {index}: llama-index refuses it: {exc}") from None
-    return out
+    raise ConversionError("llama-index refuses the messages")  # pragma: no cover
 
 
 def reusing_ids(new: Sequence[Message], stored: Sequence[Message]) -> list[Message]:
