@@ -166,9 +166,14 @@ def upgrade(
             ``$SQLMEMORY_SEARCH_CONFIG``, else ``simple``. Other backends ignore it.
 
     Raises:
+        TypeError, ValueError: ``search_config`` is not a configuration's name.
         SchemaError: ``revision`` or the database's current revision is unknown.
         StorageError: the database failed (the driver error is the ``__cause__``).
     """
+    if search_config is not None:
+        from sqlmemory.storage.sql.search_index import check_search_config
+
+        check_search_config(search_config)
     action = f"upgrade the sqlmemory schema to {revision!r}"
     with _migration(engine_or_url, action, lock=True) as connection:
         cfg = _config(connection)

@@ -221,12 +221,15 @@ def collect(
     markers: tuple[str, str],
     fetch: Fetch,
     stable: bool = True,
+    checked: bool = True,
 ) -> SearchPage:
     """The next page of the walk: candidates fetched in batches, checked against the
     rules, those shown already skipped, until ``limit`` hits and one more are found.
 
     ``stable``: the rank of a message depends on it and the query alone, so the page
     starts after the cursor's key; otherwise it starts from the top (see the module).
+    ``checked``: each candidate must match the rules (all but a stemming PostgreSQL
+    configuration's, whose other forms of a word are what it is chosen for).
     """
     found: list[Candidate] = []
     after = state.after if stable else None
@@ -237,7 +240,7 @@ def collect(
             after = candidate.key
             if _hash(candidate.session_id, candidate.message_id) in state.seen:
                 continue
-            if matches(query, candidate.text):
+            if not checked or matches(query, candidate.text):
                 found.append(candidate)
                 if len(found) > limit:
                     break

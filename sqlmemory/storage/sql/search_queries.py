@@ -51,7 +51,12 @@ from sqlalchemy.dialects import mysql, postgresql
 from sqlmemory.storage.search_results import Candidate, Key, SearchPage, WalkState, collect
 from sqlmemory.storage.search_rules import SearchQuery, Term, fold
 from sqlmemory.storage.sql.schema import messages_table, sessions_table
-from sqlmemory.storage.sql.search_index import FTS_TABLE, SEARCH_VECTOR, search_config
+from sqlmemory.storage.sql.search_index import (
+    DEFAULT_SEARCH_CONFIG,
+    FTS_TABLE,
+    SEARCH_VECTOR,
+    search_config,
+)
 
 __all__ = ["fts5_query", "innodb_query", "search_page"]
 
@@ -122,31 +127,40 @@ def _tsquery(term: Term, config: ColumnElement[Any]) -> ColumnElement[Any]:
     return func.plainto_tsquery(config, word, type_=postgresql.TSQUERY)
 
 
-def _postgres(conn: Connection, query: SearchQuery) -> tuple[FromClause, Any, Any]:
-    config = cast(literal(search_config(conn)), postgresql.REGCONFIG)
+Engine = tuple[FromClause, Any, Any, bool]
+"""What the query of an engine reads from, its score, its condition, and whether its
+candidates are checked against the rules."""
+
+
+def _postgres(conn: Connection, query: SearchQuery) -> Engine:
+    name = search_config(conn)
+    config = cast(literal(name), postgresql.REGCONFIG)
     parts = [_tsquery(term, config) for term in query.terms]
     tsquery = functools.reduce(lambda a, b: a.op("&&")(b), parts)
     score = cast(func.ts_rank(_VECTOR, tsquery), Double)
-    return messages_table, score, _VECTOR.op("@@")(tsquery)
+    # A configuration that stems (english...) matches other forms of the words on
+    # purpose; the rules would drop them. Its query is made of the words alone anyway.
+    return messages_table, score, _VECTOR.op("@@")(tsquery), name == DEFAULT_SEARCH_CONFIG
 
 
-def _sqlite(conn: Connection, query: SearchQuery) -> tuple[FromClause, Any, Any]:
+def _sqlite(conn: Connection, query: SearchQuery) -> Engine:
     source = _FTS.join(messages_table, _FTS.c.rowid == _MESSAGE_ROWID)
     match = _FTS_NAME.op("MATCH")(fts5_query(query))
-    return source, -func.bm25(_FTS_NAME), match
+    return source, -func.bm25(_FTS_NAME), match, True
 
 
-def _mysql(conn: Connection, query: SearchQuery) -> tuple[FromClause, Any, Any]:
+def _mysql(conn: Connection, query: SearchQuery) -> Engine:
     min_size, max_size = conn.execute(TOKEN_SIZES).one()
     against, scanned = innodb_query(query, int(min_size), int(max_size))
     likes = [_m.search_text.contains(word, autoescape=True) for word in scanned]
     if not against:
-        return messages_table, literal(0.0, Double), and_(_m.search_text.is_not(None), *likes)
+        condition = and_(_m.search_text.is_not(None), *likes)
+        return messages_table, literal(0.0, Double), condition, True
     found = mysql.match(_m.search_text, against=literal(against)).in_boolean_mode()
-    return messages_table, found, and_(found > 0, *likes)
+    return messages_table, found, and_(found > 0, *likes), True
 
 
-_ENGINES: dict[str, Callable[[Connection, SearchQuery], tuple[FromClause, Any, Any]]] = {
+_ENGINES: dict[str, Callable[[Connection, SearchQuery], Engine]] = {
     "postgresql": _postgres,
     "sqlite": _sqlite,
 }
@@ -168,8 +182,8 @@ def _candidates(
     owner: str | None,
     sid: str | None,
     horizon: datetime,
-) -> Select[Any]:
-    source, score, condition = _ENGINES.get(conn.dialect.name, _mysql)(conn, query)
+) -> tuple[Select[Any], bool]:
+    source, score, condition, checked = _ENGINES.get(conn.dialect.name, _mysql)(conn, query)
     inner = select(
         cast(score, Double).label("score"),
         _m.recorded_at,
@@ -183,7 +197,7 @@ def _candidates(
         inner = inner.where(sessions_table.c.owner == owner)
     if sid is not None:
         inner = inner.where(_m.session_id == sid)
-    return inner.select_from(source)
+    return inner.select_from(source), checked
 
 
 def search_page(
@@ -200,7 +214,8 @@ def search_page(
     ``owner`` limits the search to that owner's sessions (an owned view passes its own),
     ``sid`` to one session.
     """
-    sub = _candidates(conn, query, owner, sid, state.horizon).subquery("candidates")
+    candidates, checked = _candidates(conn, query, owner, sid, state.horizon)
+    sub = candidates.subquery("candidates")
     order = (sub.c.score.desc(), sub.c.recorded_at.desc(), sub.c.session_id, sub.c.message_id)
 
     def fetch(after: Key | None, n: int) -> list[Candidate]:
@@ -210,4 +225,4 @@ def search_page(
 
     # ts_rank reads the row alone; bm25 and InnoDB's relevance read the whole index.
     stable = conn.dialect.name == "postgresql"
-    return collect(query, state, limit, markers, fetch, stable)
+    return collect(query, state, limit, markers, fetch, stable, checked)
