@@ -41,9 +41,9 @@ def search(
     limit: int,
     cursor: str | None,
 ) -> None:
-    """Print the messages whose text holds every word of QUERY, best match first.
+    """Print the messages matching QUERY, best first.
 
-    "Quoted phrases" match in order and the last word matches as a prefix; the words are
+    A message matches when its text holds every word of QUERY. "Quoted phrases" match in order and the last word matches as a prefix; the words are
     matched with case and accents folded as the database folds them. Matched words are
     marked **like this**.
     """
