@@ -43,9 +43,9 @@ def search(
 ) -> None:
     """Print the messages matching QUERY, best first.
 
-    A message matches when its text holds every word of QUERY. "Quoted phrases" match in order and the last word matches as a prefix; the words are
-    matched with case and accents folded as the database folds them. Matched words are
-    marked **like this**.
+    A message matches when its text holds every word of QUERY. "Quoted phrases" match in
+    order and the last word matches as a prefix; the words are matched with case and
+    accents folded as the database folds them. Matched words are marked **like this**.
     """
     from sqlmemory.storage.checks import check_session_id
     from sqlmemory.storage.search_rules import parse_query

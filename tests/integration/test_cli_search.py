@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from sqlmemory import Message, SqlStorage
+from sqlmemory import Message, SqlStorage, migrate
+from sqlmemory.storage.sql.search_index import search_config
 from tests.integration.test_cli import invoke, ok
 
 
@@ -75,3 +76,19 @@ def test_bad_arguments_are_usage_errors(
     result = invoke("search", *args, "--url", db_url)
     assert result.exit_code == 2
     assert message in result.stderr
+
+
+def test_migrate_chooses_the_search_configuration(db_url: str, db: sa.Engine) -> None:
+    SqlStorage(db).append("s", Message.user("She trains every day"))
+    bad = invoke("migrate", "--search-config", "x'; DROP TABLE y", "--url", db_url)
+    assert bad.exit_code == 2 and "--search-config" in bad.stderr
+    migrate.downgrade(db, "0007")
+    ok("migrate", "--search-config", "english", "--url", db_url)
+    postgres = db.dialect.name == "postgresql"
+    if postgres:
+        with db.connect() as conn:
+            assert search_config(conn) == "english"
+    hits = ok("search", "trained", "--url", db_url).stdout.splitlines()[0]
+    assert hits == ("1 hit" if postgres else "0 hits")  # english stems both to "train"
+    migrate.downgrade(db, "0007")
+    migrate.upgrade(db)
