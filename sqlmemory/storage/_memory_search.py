@@ -3,19 +3,15 @@ alone, under the store's lock (``docs/search.md``)."""
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Sequence
-
 from sqlmemory.storage._memory_records import MemoryRecords
 from sqlmemory.storage.checks import check_session_id
 from sqlmemory.storage.owners import NOBODY, check_owner_filter, owner_filter
 from sqlmemory.storage.search_results import (
     Candidate,
-    Key,
     SearchPage,
     check_limit,
     collect,
-    sort_key,
+    fetch_sorted,
     start_walk,
 )
 from sqlmemory.storage.search_rules import (
@@ -64,14 +60,7 @@ class MemorySearch(MemoryRecords):
         with self._lock:
             found = self._matching(parsed, wanted, sid)
         found = [c for c in found if c.recorded_at <= state.horizon]
-        found.sort(key=lambda c: sort_key(c.key))
-        keys = [sort_key(c.key) for c in found]
-
-        def fetch(after: Key | None, n: int) -> Sequence[Candidate]:
-            start = 0 if after is None else bisect.bisect_right(keys, sort_key(after))
-            return found[start : start + n]
-
-        return collect(parsed, state, limit, markers, fetch)
+        return collect(parsed, state, limit, markers, fetch_sorted(found))
 
     def _matching(self, query: SearchQuery, owner: str | None, sid: str | None) -> list[Candidate]:
         """Every message of the sessions asked for that matches (the lock is held)."""

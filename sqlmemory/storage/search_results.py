@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -41,6 +42,7 @@ __all__ = [
     "WalkState",
     "check_limit",
     "collect",
+    "fetch_sorted",
     "sort_key",
     "start_walk",
 ]
@@ -212,6 +214,19 @@ def start_walk(
 
 Fetch = Callable[[Key | None, int], Sequence[Candidate]]
 """``fetch(after, n)``: at most ``n`` candidates after the key ``after``, in order."""
+
+
+def fetch_sorted(candidates: Sequence[Candidate]) -> Fetch:
+    """A :data:`Fetch` over candidates found whole in Python (their score the rules'):
+    sorted once, each page after its key."""
+    ordered = sorted(candidates, key=lambda c: sort_key(c.key))
+    keys = [sort_key(c.key) for c in ordered]
+
+    def fetch(after: Key | None, n: int) -> Sequence[Candidate]:
+        start = 0 if after is None else bisect.bisect_right(keys, sort_key(after))
+        return ordered[start : start + n]
+
+    return fetch
 
 
 def collect(

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sys
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -62,20 +61,40 @@ HIDDEN_ROLES = frozenset({Role.SYSTEM.value, Role.DEVELOPER.value})
 _ELLIPSIS = "…"
 
 
+_MARK_PLANES = (range(0x20000), range(0xE0100, 0xE01F0))
+"""Where Unicode has combining marks: the first two planes, and the variation selectors
+supplement (checked against the whole range when the Unicode database changes)."""
+
+
 @functools.cache
 def _word_pattern() -> re.Pattern[str]:
     """A run of letters, digits and marks. Python's ``\\w`` leaves combining marks out
-    (and takes ``_`` in), so the class is built from the Unicode database, once."""
-    marks = []
-    start = None
-    for code in range(sys.maxunicode + 2):
-        is_mark = code <= sys.maxunicode and unicodedata.category(chr(code))[0] == "M"
-        if is_mark and start is None:
+    (and takes ``_`` in), so the class adds the marks, found in the Unicode database once,
+    as ranges (a class of single characters is matched many times slower)."""
+    ranges: list[str] = []
+    start = last = -2
+    for code in (c for plane in _MARK_PLANES for c in plane):
+        if unicodedata.category(chr(code))[0] != "M":
+            continue
+        if code != last + 1:
+            if start >= 0:
+                ranges.append(f"\\U{start:08x}-\\U{last:08x}")
             start = code
-        elif not is_mark and start is not None:
-            marks.append(f"\\U{start:08x}-\\U{code - 1:08x}")
-            start = None
-    return re.compile(f"(?:[^\\W_]|[{''.join(marks)}])+")
+        last = code
+    ranges.append(f"\\U{start:08x}-\\U{last:08x}")
+    return re.compile(f"(?:[^\\W_]|[{''.join(ranges)}])+")
+
+
+_ASCII_WORD = re.compile(r"[^\W_]+")
+"""A word of ASCII text, which holds no mark."""
+
+
+def _words(text: str) -> list[str]:
+    return (_ASCII_WORD if text.isascii() else _word_pattern()).findall(text)
+
+
+_ACCENTS = dict.fromkeys(range(0x300, 0x370))
+"""The combining diacritical marks of Latin, Greek and Cyrillic, which folding removes."""
 
 
 def fold(word: str) -> str:
@@ -85,9 +104,16 @@ def fold(word: str) -> str:
         >>> fold("Straße"), fold("ÉCOLE"), fold("Ελλάδα")
         ('strasse', 'ecole', 'ελλαδα')
     """
+    if word.isascii():
+        return word.lower()
     decomposed = unicodedata.normalize("NFD", word.casefold())
-    bare = "".join(c for c in decomposed if not 0x300 <= ord(c) <= 0x36F)
-    return unicodedata.normalize("NFC", bare)
+    return unicodedata.normalize("NFC", decomposed.translate(_ACCENTS))
+
+
+def _folded_words(text: str) -> list[str]:
+    """The words of ``text``, folded: the text folded whole, then cut (the same words as
+    cutting first, since folding never makes or removes a separator; many times faster)."""
+    return _words(fold(text))
 
 
 def _spans(text: str) -> list[tuple[int, int, str]]:
@@ -102,7 +128,7 @@ def words_of(text: str) -> list[str]:
         >>> words_of('a "NEAR(x, y)" -b* @c:d\\\\e')
         ['a', 'NEAR', 'x', 'y', 'b', 'c', 'd', 'e']
     """
-    return _word_pattern().findall(text)
+    return _words(text)
 
 
 @dataclass(frozen=True)
@@ -232,7 +258,7 @@ def matches(query: SearchQuery, text: str | None) -> bool:
     """Whether ``text`` holds every term of ``query`` (folded as :func:`fold` folds)."""
     if not text:
         return False
-    words = [span[2] for span in _spans(text)]
+    words = _folded_words(text)
     present = set(words)
     return all(_term_matches(term, words, present) for term in query.terms)
 
@@ -249,9 +275,9 @@ def _marked(query: SearchQuery, word: str) -> bool:
 def score_of(query: SearchQuery, text: str) -> float:
     """The in-memory storage's rank: the share of the text's words that match, so a
     short message about the words ranks above a long one mentioning them once."""
-    spans = _spans(text)
-    hits = sum(1 for span in spans if _marked(query, span[2]))
-    return round(hits / (len(spans) + 1), 9)
+    words = _folded_words(text)
+    hits = sum(1 for word in words if _marked(query, word))
+    return round(hits / (len(words) + 1), 9)
 
 
 def check_markers(markers: object) -> tuple[str, str]:

@@ -19,6 +19,12 @@ as a bound parameter:
 Every candidate is then checked against the rules in Python
 (:func:`~sqlmemory.storage.search_results.collect`), so no engine returns more than the
 words. Plain functions over a ``Connection``, like the other statement modules.
+
+On SQLite and MySQL/MariaDB a search of one owner or one session holding at most
+:data:`SCAN_LIMIT` messages reads their visible text and ranks it by the rules' score
+instead: ``bm25`` and InnoDB's relevance score every message of the whole index that
+holds a word, which for a common word is a large part of a big table (seconds over a
+million messages), while the owner's own messages are a few thousand rows at most.
 """
 
 from __future__ import annotations
@@ -48,8 +54,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import mysql, postgresql
 
-from sqlmemory.storage.search_results import Candidate, Key, SearchPage, WalkState, collect
-from sqlmemory.storage.search_rules import SearchQuery, Term, fold
+from sqlmemory.storage.search_results import (
+    Candidate,
+    Key,
+    SearchPage,
+    WalkState,
+    collect,
+    fetch_sorted,
+)
+from sqlmemory.storage.search_rules import SearchQuery, Term, fold, matches, score_of
 from sqlmemory.storage.sql.schema import messages_table, sessions_table
 from sqlmemory.storage.sql.search_index import (
     DEFAULT_SEARCH_CONFIG,
@@ -72,6 +85,9 @@ INNODB_STOPWORDS = frozenset(_STOPWORDS.split())
 """InnoDB's default stop word list (``INFORMATION_SCHEMA.INNODB_FT_DEFAULT_STOPWORD``):
 words its ``FULLTEXT`` index leaves out."""
 TOKEN_SIZES = text("SELECT @@innodb_ft_min_token_size, @@innodb_ft_max_token_size")
+SCAN_LIMIT = 20_000
+"""The most messages of an owner (or a session) that SQLite and MySQL/MariaDB search by
+reading them rather than through the index (see the module)."""
 
 
 def _quoted(words: Sequence[str]) -> str:
@@ -200,6 +216,36 @@ def _candidates(
     return inner.select_from(source), checked
 
 
+def _scanned(
+    conn: Connection, query: SearchQuery, owner: str | None, sid: str | None, horizon: datetime
+) -> list[Candidate] | None:
+    """The candidates of a small owner or session, read and scored in Python; ``None``
+    when the index is the better way (PostgreSQL, no filter, or too many messages)."""
+    if conn.dialect.name == "postgresql" or (owner is None and sid is None):
+        return None
+    held = select(func.coalesce(func.sum(sessions_table.c.message_count), 0))
+    if owner is not None:
+        held = held.where(sessions_table.c.owner == owner)
+    if sid is not None:
+        held = held.where(sessions_table.c.session_id == sid)
+    if int(conn.execute(held).scalar_one()) > SCAN_LIMIT:
+        return None
+    rows = select(_m.recorded_at, _m.session_id, _m.message_id, _m.role, _m.search_text).where(
+        _m.search_text.is_not(None), _m.recorded_at <= horizon
+    )
+    if owner is not None:
+        rows = rows.join(sessions_table, sessions_table.c.session_id == _m.session_id).where(
+            sessions_table.c.owner == owner
+        )
+    if sid is not None:
+        rows = rows.where(_m.session_id == sid)
+    return [
+        Candidate(score_of(query, row[4]), *row)
+        for row in conn.execute(rows)
+        if matches(query, row[4])
+    ]
+
+
 def search_page(
     conn: Connection,
     query: SearchQuery,
@@ -214,6 +260,9 @@ def search_page(
     ``owner`` limits the search to that owner's sessions (an owned view passes its own),
     ``sid`` to one session.
     """
+    scanned = _scanned(conn, query, owner, sid, state.horizon)
+    if scanned is not None:
+        return collect(query, state, limit, markers, fetch_sorted(scanned))
     candidates, checked = _candidates(conn, query, owner, sid, state.horizon)
     sub = candidates.subquery("candidates")
     order = (sub.c.score.desc(), sub.c.recorded_at.desc(), sub.c.session_id, sub.c.message_id)
