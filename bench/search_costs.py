@@ -112,9 +112,14 @@ def fill(engine: sa.Engine, owners: int, sessions: int, first: int, last: int, s
                 with engine.begin() as conn:
                     conn.execute(sa.insert(messages_table), rows)
                 rows = []
-    if rows:
-        with engine.begin() as conn:
+    with engine.begin() as conn:
+        if rows:
             conn.execute(sa.insert(messages_table), rows)
+        conn.execute(
+            sa.update(sessions_table)
+            .where(sessions_table.c.session_id.like("bench-search-%"))
+            .values(message_count=last, next_seq=last + 1)
+        )
     with engine.begin() as conn:
         for statement in {
             "postgresql": ["ANALYZE sqlmemory_sessions", "ANALYZE sqlmemory_messages"],
