@@ -32,6 +32,7 @@ from sqlmemory import (
     ToolCall,
 )
 from sqlmemory.storage.search_rules import matches, parse_query, visible_text
+from sqlmemory.storage.sql import search_queries
 from tests.support.cases import image_bytes
 from tests.support.storages import Subject
 
@@ -297,7 +298,12 @@ def test_forks_are_searchable_as_copies(storage: Any) -> None:
     assert {h.session_id for h in storage.search("umbrella").hits} == {"whole", "part"}
 
 
-def test_owners_and_sessions_filter_and_owned_views_see_only_their_own(storage: Any) -> None:
+@pytest.mark.parametrize("scan_limit", [20_000, 0], ids=["scanned", "indexed"])
+def test_owners_and_sessions_filter_and_owned_views_see_only_their_own(
+    storage: Any, scan_limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SQLite and MySQL read a small owner's messages; with no limit, through the index.
+    monkeypatch.setattr(search_queries, "SCAN_LIMIT", scan_limit)
     alice, bob = storage.owned_by("alice"), storage.owned_by("bob")
     alice.append("a1", Message.user("shared secret one", id="a1"))
     alice.append("a2", Message.user("shared secret two", id="a2"))
@@ -314,11 +320,12 @@ def test_owners_and_sessions_filter_and_owned_views_see_only_their_own(storage: 
     assert hit_ids(bob.search("secret")) == {"b1"}
 
 
-def test_pages_walk_every_hit_once_while_writes_go_on(storage: Any) -> None:
+@pytest.mark.parametrize("scope", [{}, {"session_id": "s"}], ids=["everything", "one session"])
+def test_pages_walk_every_hit_once_while_writes_go_on(storage: Any, scope: dict[str, str]) -> None:
     words = ["ping " * (1 + i % 4) + f"filler{i} " * (i % 3) for i in range(23)]
     storage.append("s", *[Message.user(text, id=f"m{i:02}") for i, text in enumerate(words)])
     seen: list[str] = []
-    page = storage.search("ping", limit=5)
+    page = storage.search("ping", limit=5, **scope)
     pages = 1
     while True:
         seen += [hit.message_id for hit in page.hits]
@@ -330,12 +337,12 @@ def test_pages_walk_every_hit_once_while_writes_go_on(storage: Any) -> None:
         storage.append("s", Message.user(f"ping later {pages}", id=f"later{pages}"))
         storage.append("other", Message.user("ping ping elsewhere"))
         storage.pop("other")
-        page = storage.search("ping", limit=5, cursor=page.next_cursor)
+        page = storage.search("ping", limit=5, cursor=page.next_cursor, **scope)
         pages += 1
     assert len(seen) == len(set(seen))
     assert set(seen) == {f"m{i:02}" for i in range(23)}
     assert pages == 5
-    fresh = hit_ids(storage.search("ping", limit=100))
+    fresh = hit_ids(storage.search("ping", limit=100, **scope))
     assert {f"later{n}" for n in range(1, 5)} <= fresh
     with pytest.raises(ValueError, match="cursor"):
         storage.search("pong", cursor=storage.search("ping", limit=1).next_cursor)
