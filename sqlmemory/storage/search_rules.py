@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_MARKERS",
     "MAX_QUERY_LENGTH",
     "MAX_QUERY_WORDS",
+    "MAX_SEARCH_TEXT",
     "SNIPPET_LENGTH",
     "SearchQuery",
     "Term",
@@ -56,6 +57,10 @@ SNIPPET_LENGTH = 200
 """The longest snippet, in characters of the visible text (markers not counted)."""
 DEFAULT_MARKERS = ("**", "**")
 """What a snippet puts before and after each matched word."""
+MAX_SEARCH_TEXT = 100_000
+"""The most characters of a message's visible text that search sees (the first ones):
+PostgreSQL refuses a ``tsvector`` over 1 MB, which a longer text of short distinct words
+can reach, and a search would not show a match far inside such a text anyway."""
 HIDDEN_ROLES = frozenset({Role.SYSTEM.value, Role.DEVELOPER.value})
 """The roles whose messages are instructions, not conversation: never searched."""
 _ELLIPSIS = "…"
@@ -205,8 +210,9 @@ def parse_query(query: object) -> SearchQuery:
 
 
 def visible_text_of(role: str, texts: Iterable[str | None]) -> str | None:
-    """The visible text of a message of ``role`` whose text blocks hold ``texts``:
-    ``None`` for instructions (system, developer) and for a message showing no word.
+    """The visible text of a message of ``role`` whose text blocks hold ``texts``, at most
+    :data:`MAX_SEARCH_TEXT` characters of it: ``None`` for instructions (system,
+    developer) and for a message showing nothing.
 
     NUL becomes a space (PostgreSQL text cannot hold it; it separates words anyway).
 
@@ -221,7 +227,7 @@ def visible_text_of(role: str, texts: Iterable[str | None]) -> str | None:
     joined = "\n".join(text for text in texts if text)
     if not joined.strip():
         return None
-    return joined.replace("\x00", " ")
+    return joined[:MAX_SEARCH_TEXT].replace("\x00", " ")
 
 
 def visible_text(message: Message) -> str | None:

@@ -185,6 +185,16 @@ def test_only_visible_text_is_searched(storage: Any) -> None:
     assert hit_ids(storage.search("forecast")) == {"result"}
 
 
+def test_a_huge_message_is_stored_and_searched_in_its_first_100000_characters(
+    storage: Any,
+) -> None:
+    words = [f"w{i}x{i * 7919 % 100_003}" for i in range(60_000)]  # 1.1 MB of distinct words
+    storage.append("big", Message.tool("call", " ".join(words), id="big"))
+    assert storage.load("big")[0].text_content() == " ".join(words)
+    assert hit_ids(storage.search(words[10])) == {"big"}
+    assert storage.search(words[-10]).hits == []  # past the first 100,000 characters
+
+
 def test_hostile_queries_raise_value_error_or_find_only_their_words(storage: Any) -> None:
     storage.append(
         "s",
