@@ -9,6 +9,7 @@ from sqlmemory.policy.groups import evict_start
 from sqlmemory.policy.windows import Policy, RecentWindow
 from sqlmemory.storage._memory_branches import MemoryBranches
 from sqlmemory.storage._memory_joint import splice, update_together
+from sqlmemory.storage._memory_search import MemorySearch
 from sqlmemory.storage._memory_usage import MemoryUsage
 from sqlmemory.storage.base import SessionView
 from sqlmemory.storage.checks import (
@@ -32,7 +33,7 @@ from sqlmemory.types import Message, utc_now
 __all__ = ["InMemoryStorage"]
 
 
-class InMemoryStorage(MemoryUsage, MemoryBranches):
+class InMemoryStorage(MemorySearch, MemoryUsage, MemoryBranches):
     """Sessions held in a dict, safe for concurrent use from threads.
 
     Messages are immutable values, so handing them out shares nothing mutable; every
