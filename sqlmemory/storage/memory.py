@@ -26,7 +26,7 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.joint import RecordChange, check_changes
+from sqlmemory.storage.joint import JointRead, RecordChange, check_changes, check_read
 from sqlmemory.types import Message, utc_now
 
 __all__ = ["InMemoryStorage"]
@@ -108,6 +108,18 @@ class InMemoryStorage(MemoryUsage, MemoryBranches):
         ``docs/contract/storage.md`` (joint writes).
         """
         update_together(self, check_changes(changes, self.max_blob_bytes, self._owner))
+
+    def read_together(
+        self, session_id: str, policy: Policy | None = None, *, records: Sequence[str] = ()
+    ) -> JointRead:
+        """The session's messages (``policy``'s window) and the records of the session
+        and of ``records``, at one moment (``docs/contract/storage.md``, joint reads)."""
+        sid, ids = check_read(session_id, records)
+        check_policy(policy)
+        with self._lock:
+            history = self._history(sid)
+            found = {i: self._info(i) for i in ids}
+        return JointRead(policy.apply(history) if policy is not None else history, found)
 
     def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
         """The session's history, oldest first, or its window under ``policy``."""

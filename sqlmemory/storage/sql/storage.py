@@ -28,10 +28,11 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.joint import RecordChange, check_changes
+from sqlmemory.storage.joint import JointRead, RecordChange, check_changes, check_read
 from sqlmemory.storage.sql import (
     compact,
     deletes,
+    joint_reads,
     joint_writes,
     reads,
     writes,
@@ -223,6 +224,23 @@ class SqlStorage(SqlUsage, SqlCatalog, SqlBranches):
                 # A message id is stored already: a retry, or a conflict. Decide it under
                 # the lock, as append does.
                 self._attempt("update_together", True, write, checked, now, True)
+
+    def read_together(
+        self, session_id: str, policy: Policy | None = None, *, records: Sequence[str] = ()
+    ) -> JointRead:
+        """The session's messages (``policy``'s window, read from the tail) and the
+        records of the session and of ``records``, from one snapshot, in one transaction
+        (``docs/contract/storage.md``, joint reads).
+
+        Raises:
+            InvalidSessionIdError, TypeError: a bad id, ``records`` or ``policy``
+                (before any I/O).
+        """
+        sid, ids = check_read(session_id, records)
+        check_policy(policy)
+        tail = self._tail_policy(policy)
+        read = joint_reads.read_together
+        return self._run("read_together", False, read, sid, ids, policy, tail, self._owner)
 
     def count(self, session_id: str) -> int:
         """The number of messages in the session."""
