@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from sqlmemory.errors import ConflictError, DuplicateMessageError
 from sqlmemory.policy.groups import evict_start
@@ -30,6 +31,8 @@ from sqlmemory.storage.joint import JointRead, RecordChange, check_changes, chec
 from sqlmemory.types import Message, utc_now
 
 __all__ = ["InMemoryStorage"]
+
+T = TypeVar("T")
 
 
 class InMemoryStorage(MemoryUsage, MemoryBranches):
@@ -139,21 +142,39 @@ class InMemoryStorage(MemoryUsage, MemoryBranches):
         batch = check_messages(messages, self.max_blob_bytes)
         with self._lock:
             self._claim(session_id)
-            history = self._sessions.get(session_id, [])
-            stored = {m.id: m for m in history}
-            result = []
-            for message in batch:
-                old = stored.get(message.id)
-                if message.recorded_at is None and old is not None and same_content(old, message):
-                    message = old
-                result.append(message)
-            if not result:
-                self._drop(session_id)
-                return
-            stamped = self._stamp(session_id, result)
-            if stamped != history:
-                self._sessions[session_id] = stamped
-                self._touch(session_id)
+            self._save_locked(session_id, batch)
+
+    def _save_locked(self, session_id: str, batch: Sequence[Message]) -> None:
+        """Replace the history with the checked ``batch`` (the lock is held and the
+        session claimed)."""
+        history = self._sessions.get(session_id, [])
+        stored = {m.id: m for m in history}
+        result = []
+        for message in batch:
+            old = stored.get(message.id)
+            if message.recorded_at is None and old is not None and same_content(old, message):
+                message = old
+            result.append(message)
+        if not result:
+            self._drop(session_id)
+            return
+        stamped = self._stamp(session_id, result)
+        if stamped != history:
+            self._sessions[session_id] = stamped
+            self._touch(session_id)
+
+    def _rewrite(
+        self, session_id: str, change: Callable[[list[Message]], tuple[list[Message], T]]
+    ) -> T:
+        """The history read and ``change(history)``'s history stored, under the lock
+        (for an adapter that amends stored messages); a missing session stays absent."""
+        check_session_id(session_id)
+        with self._lock:
+            history = self._history(session_id)
+            updated, result = change(history)
+            if history and updated != history:
+                self._save_locked(session_id, check_messages(updated, self.max_blob_bytes))
+            return result
 
     def recent(self, session_id: str, n: int) -> list[Message]:
         """At most the newest ``n`` messages, in whole groups, newest last."""

@@ -7,6 +7,7 @@ by ``tools/generate_sync.py``: edit that file, never this one.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
@@ -35,6 +36,7 @@ from sqlmemory.storage.sql import (
     joint_reads,
     joint_writes,
     reads,
+    rewrites,
     writes,
 )
 from sqlmemory.storage.sql._io import (
@@ -48,6 +50,8 @@ __all__ = ["SqlStorage"]
 from sqlmemory.storage.sql.branches_sync import SqlBranches
 from sqlmemory.storage.sql.catalog import SqlCatalog
 from sqlmemory.storage.sql.usage import SqlUsage
+
+T = TypeVar("T")
 
 
 class SqlStorage(SqlUsage, SqlCatalog, SqlBranches):
@@ -156,6 +160,16 @@ class SqlStorage(SqlUsage, SqlCatalog, SqlBranches):
         an adapter whose item is part of a stored message); ``keep`` must not do I/O."""
         sid = check_session_id(session_id)
         return self._run("pop", True, deletes.pop, sid, utc_now(), keep, self._owner)
+
+    def _rewrite(self, session_id: str, change: rewrites.Change[T]) -> T:
+        """The session's history read and ``change(history)``'s history written back in one
+        transaction under the session's lock (:mod:`~sqlmemory.storage.sql.rewrites`),
+        for an adapter that amends stored messages; ``change`` must not do I/O."""
+        sid = check_session_id(session_id)
+        write = rewrites.rewrite
+        now, blobs = utc_now(), self.max_blob_bytes
+        result: T = self._run("save", True, write, sid, change, blobs, now, self._owner)
+        return result
 
     def compact(
         self, session_id: str, summarize: Summarizer, *, keep: Policy = DEFAULT_KEEP

@@ -16,6 +16,7 @@ writes in :mod:`~sqlmemory.storage.sql.writes` and :mod:`~sqlmemory.storage.sql.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -44,6 +45,7 @@ from sqlmemory.storage.sql import (
     joint_reads,
     joint_writes,
     reads,
+    rewrites,
     writes,
 )
 from sqlmemory.storage.sql._io_async import (
@@ -57,6 +59,8 @@ __all__ = ["AsyncSqlStorage"]
 from sqlmemory.storage.sql.branches_async import AsyncSqlBranches
 from sqlmemory.storage.sql.catalog_async import AsyncSqlCatalog
 from sqlmemory.storage.sql.usage_async import AsyncSqlUsage
+
+T = TypeVar("T")
 
 
 class AsyncSqlStorage(AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBranches):
@@ -169,6 +173,16 @@ class AsyncSqlStorage(AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBranches):
         an adapter whose item is part of a stored message); ``keep`` must not do I/O."""
         sid = check_session_id(session_id)
         return await self._run("pop", True, deletes.pop, sid, utc_now(), keep, self._owner)
+
+    async def _rewrite(self, session_id: str, change: rewrites.Change[T]) -> T:
+        """The session's history read and ``change(history)``'s history written back in one
+        transaction under the session's lock (:mod:`~sqlmemory.storage.sql.rewrites`),
+        for an adapter that amends stored messages; ``change`` must not do I/O."""
+        sid = check_session_id(session_id)
+        write = rewrites.rewrite
+        now, blobs = utc_now(), self.max_blob_bytes
+        result: T = await self._run("save", True, write, sid, change, blobs, now, self._owner)
+        return result
 
     async def compact(
         self, session_id: str, summarize: AsyncSummarizer, *, keep: Policy = DEFAULT_KEEP
