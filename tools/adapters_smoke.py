@@ -8,6 +8,8 @@ outside the checkout, with the extra's name::
     python adapters_smoke.py pydantic-ai     # pip install 'sqlmemory[pydantic-ai]'
     python adapters_smoke.py openai-agents   # pip install 'sqlmemory[openai-agents]'
     python adapters_smoke.py adk             # pip install 'sqlmemory[adk]'
+    python adapters_smoke.py agent-framework # pip install 'sqlmemory[agent-framework]'
+    python adapters_smoke.py llama-index     # pip install 'sqlmemory[llama-index]'
 
 Each runs the framework's own offline model twice over a conversation kept in SQLite
 (a file in the current directory), the second turn reading the first one back, and checks
@@ -18,6 +20,7 @@ the standard library: nothing else is installed.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import sys
 from pathlib import Path
 from typing import Any
@@ -255,11 +258,134 @@ def adk() -> None:
     asyncio.run(two_turns())
 
 
+def agent_framework() -> None:
+    from agent_framework import (
+        Agent,
+        AgentSession,
+        BaseChatClient,
+        ChatResponse,
+        Content,
+        FunctionInvocationLayer,
+        Message,
+        tool,
+    )
+
+    from sqlmemory import AsyncSqlStorage
+    from sqlmemory.integrations.agent_framework import SqlMemoryHistoryProvider
+
+    def call(b: int) -> ChatResponse:
+        content = Content.from_function_call(f"call_{b}", "multiply", arguments={"a": 6, "b": b})
+        usage: Any = {"input_token_count": 10, "output_token_count": 2}
+        return ChatResponse(messages=[Message("assistant", [content])], usage_details=usage)
+
+    def text(words: str) -> ChatResponse:
+        return ChatResponse(messages=[Message("assistant", [words])])
+
+    script = [call(7), text("42"), call(8), text("48")]
+    sent: list[list[dict[str, Any]]] = []
+
+    class Scripted(FunctionInvocationLayer[Any], BaseChatClient[Any]):
+        async def _reply(self, messages: Any) -> ChatResponse:
+            sent.append([m.to_dict() for m in messages])
+            return script.pop(0)
+
+        def _inner_get_response(self, *, messages: Any, **kwargs: Any) -> Any:
+            return self._reply(messages)
+
+    @tool
+    def multiply(a: int, b: int) -> int:
+        """Multiply two integers."""
+        return a * b
+
+    async def two_turns() -> None:
+        url = URL.replace("sqlite://", "sqlite+aiosqlite://")
+        async with AsyncSqlStorage.from_url(url) as storage:
+            history = SqlMemoryHistoryProvider(storage)
+            agent = Agent(client=Scripted(), tools=[multiply], context_providers=[history])
+            session = agent.create_session()
+            first = await agent.run("6 x 7?", session=session)
+            # The session survives its serialisation: only its id, the history is in SQL.
+            session = AgentSession.from_dict(session.to_dict())
+            second = await agent.run("6 x 8?", session=session)
+            assert (first.text, second.text) == ("42", "48"), (first.text, second.text)
+            stored = await history.get_messages(session.session_id)
+            assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"] * 2
+            # The second run's first model call was sent the first run's four messages.
+            roles = ["user", "assistant", "tool", "assistant", "user"]
+            assert [m["role"] for m in sent[2]] == roles, sent[2]
+            # The run's usage is on its answer where the framework hands it to after_run
+            # (not in 1.0.0, whose after_run sees a response without usage).
+            usage = (await storage.load(session.session_id))[3].usage
+            assert usage is None or usage.input_tokens == 10, usage
+
+    asyncio.run(two_turns())
+
+
+def llama_index() -> None:
+    from llama_index.core.chat_engine import SimpleChatEngine
+    from llama_index.core.llms import ChatMessage, MockLLM
+    from llama_index.core.memory import ChatMemoryBuffer, Memory
+
+    from sqlmemory.integrations.llama_index import SqlMemoryChatStore, SqlMemoryDBChatStore
+
+    said = [
+        ChatMessage(role="user" if n % 2 == 0 else "assistant", content=f"m{n} " * 5)
+        for n in range(6)
+    ]
+    with SqlStorage.from_url(URL) as storage:
+        replies = []
+        for question in ("Capital of France?", "Population?"):
+            memory = ChatMemoryBuffer.from_defaults(
+                chat_store=SqlMemoryChatStore(storage), chat_store_key="smoke-li"
+            )
+            engine = SimpleChatEngine.from_defaults(llm=MockLLM(), memory=memory)
+            replies.append(str(engine.chat(question)))
+        # MockLLM echoes its prompt: the second turn was sent the first, read from SQL.
+        assert "Capital of France?" in replies[1] and "Population?" in replies[1], replies
+        stored = storage.load("smoke-li")
+        assert [m.role.value for m in stored] == ["user", "assistant"] * 2
+        store = SqlMemoryChatStore(storage)
+        assert store.delete_message("smoke-li", 1).content == replies[0]  # type: ignore[union-attr]
+        assert [m.content for m in store.get_messages("smoke-li")][::2] == [
+            "Capital of France?",
+            replies[1],
+        ]
+
+        # Memory's store: its archive, directly (every version) and under Memory (which
+        # takes another store than its own from llama-index-core 0.14.24 on).
+        db_store = SqlMemoryDBChatStore(storage)
+        asyncio.run(db_store.add_messages("smoke-db", said))
+        archived = asyncio.run(db_store.archive_oldest_messages("smoke-db", 2))
+        active = asyncio.run(db_store.get_messages("smoke-db"))
+        assert [m.content for m in archived + active] == [m.content for m in said]
+        assert len(archived) == 2
+        if "chat_store" in inspect.signature(Memory.from_defaults).parameters:
+            memory2 = Memory.from_defaults(
+                session_id="smoke-mem", chat_store=db_store, token_limit=40, token_flush_size=10
+            )
+            for message in said * 2:
+                memory2.put(message)
+            everything, window = memory2.get_all(), memory2.get()
+            assert len(everything) == 12 and 0 < len(window) < 12, (len(everything), len(window))
+            assert [m.content for m in everything[-len(window) :]] == [m.content for m in window]
+
+    # A tool call and its result round trip, as ToolCallBlock or OpenAI-style kwargs.
+    from sqlmemory import Message, ToolCall
+    from sqlmemory.integrations.llama_index import from_llama_index, to_llama_index
+
+    call = Message.assistant("", tool_calls=[ToolCall("c1", "multiply", {"a": 6, "b": 7})])
+    again = from_llama_index(to_llama_index([call, Message.tool("c1", "42")]))
+    calls = [(c.id, c.name, c.arguments) for c in again[0].tool_calls]
+    assert calls == [("c1", "multiply", {"a": 6, "b": 7})] and again[1].tool_call_id == "c1"
+
+
 SMOKES = {
     "langchain": langchain,
     "pydantic-ai": pydantic_ai,
     "openai-agents": openai_agents,
     "adk": adk,
+    "agent-framework": agent_framework,
+    "llama-index": llama_index,
 }
 
 

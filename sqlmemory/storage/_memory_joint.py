@@ -13,15 +13,15 @@ import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlmemory.storage.joint import CheckedChange, new_metadata
+from sqlmemory.storage.joint import CheckedChange, SplicePlan, new_metadata, splice_of
 from sqlmemory.storage.owners import refuse
-from sqlmemory.storage.records import SessionInfo
-from sqlmemory.types import utc_now
+from sqlmemory.storage.records import SessionInfo, check_metadata
+from sqlmemory.types import Message, utc_now
 
 if TYPE_CHECKING:
     from sqlmemory.storage.memory import InMemoryStorage
 
-__all__ = ["update_together"]
+__all__ = ["splice", "update_together"]
 
 
 def _record(storage: InMemoryStorage, change: CheckedChange) -> SessionInfo | None:
@@ -70,3 +70,46 @@ def update_together(storage: InMemoryStorage, changes: Sequence[CheckedChange]) 
                     else:
                         store[sid] = value
             raise
+
+
+def splice(
+    storage: InMemoryStorage, sid: str, plan: SplicePlan, batch: Sequence[Message]
+) -> list[Message]:
+    """``_splice`` of ``storage`` (the rules: :class:`~sqlmemory.storage.joint.Splice`),
+    under its lock; a refused plan or append leaves the session as it was."""
+    with storage._lock:
+        if batch:
+            storage._claim(sid)
+        info = storage._records.get(sid) if storage._visible(sid) else None
+        if info is not None:
+            count = len(storage._sessions.get(sid, ()))
+            info = dataclasses.replace(info, message_count=count)
+        start, stop, span = splice_of(plan, info)
+        metadata = None if span.metadata is None else check_metadata(span.metadata)
+        if info is None and not batch:
+            return []
+        saved: list[Any] = [
+            storage._sessions.get(sid),
+            storage._records.get(sid),
+            storage._clocks.get(sid),
+        ]
+        history = storage._history(sid)
+        taken = history[start:stop]
+        try:
+            if span.delete and taken:
+                storage._sessions[sid] = history[:start] + history[stop:]
+                storage._touch(sid)
+            storage._append_locked(sid, batch)
+            if metadata is not None:
+                storage._touch(sid, metadata=metadata)
+        except BaseException:
+            stores: list[Any] = [storage._sessions, storage._records, storage._clocks]
+            for store, value in zip(stores, saved, strict=True):
+                if value is None:
+                    store.pop(sid, None)
+                else:
+                    store[sid] = value
+            raise
+        if not storage._sessions.get(sid):
+            storage._drop(sid)
+        return taken

@@ -36,9 +36,12 @@ __all__ = [
     "JointRead",
     "MetadataUpdate",
     "RecordChange",
+    "Splice",
+    "SplicePlan",
     "check_changes",
     "check_read",
     "new_metadata",
+    "splice_of",
 ]
 
 MetadataUpdate = Callable[[SessionInfo | None], Mapping[str, Any] | None]
@@ -187,3 +190,54 @@ def check_read(session_id: object, records: object) -> tuple[str, list[str]]:
     if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
         raise TypeError(f"records must be a sequence of session ids, not {type(records).__name__}")
     return sid, sorted({sid, *(check_session_id(r) for r in records)})
+
+
+@dataclass(frozen=True)
+class Splice:
+    """What a storage's private ``_splice`` does to one session, decided under its lock.
+
+    The primitive behind an adapter whose store works by list position (LlamaIndex's
+    ``delete_message(key, idx)``) or keeps a state on the oldest messages (the archive of
+    LlamaIndex's ``Memory``): the plan sees the session's record as locked, so the
+    positions it names are those of the history no other writer changes before the
+    commit. The messages ``[start:stop]`` are returned (and deleted when ``delete``),
+    then the call's messages are appended and ``metadata`` stored, all in one transaction.
+
+    Examples:
+        >>> from sqlmemory import InMemoryStorage, Message
+        >>> storage = InMemoryStorage()
+        >>> storage.append("chat-1", Message.user("a"), Message.user("b"), Message.user("c"))
+        >>> taken = storage._splice("chat-1", lambda info: Splice(1, 2, delete=True))
+        >>> [m.text_content() for m in taken], storage.count("chat-1")
+        (['b'], 2)
+
+    Attributes:
+        start: the position of the first message taken (clamped to the history).
+        stop: the position after the last one taken (clamped to the history).
+        delete: delete the taken messages (else they are only read).
+        metadata: the session's new metadata; ``None`` keeps the stored one.
+    """
+
+    start: int = 0
+    stop: int = 0
+    delete: bool = False
+    metadata: Mapping[str, Any] | None = None
+
+
+SplicePlan = Callable[[SessionInfo | None], Splice]
+"""Given the session's record as locked (``None``: it does not exist, or is not the
+view's owner's), what ``_splice`` does. It must not do I/O and may run more than once."""
+
+
+def splice_of(plan: SplicePlan, info: SessionInfo | None) -> tuple[int, int, Splice]:
+    """The span ``plan`` names for ``info``, clamped to its history, and the plan's result.
+
+    Raises:
+        TypeError: the plan returned something other than a :class:`Splice`.
+    """
+    span = plan(info)
+    if not isinstance(span, Splice):
+        raise TypeError(f"a splice plan must return a Splice, not {type(span).__name__}")
+    count = 0 if info is None else info.message_count
+    start = min(max(span.start, 0), count)
+    return start, min(max(span.stop, start), count), span

@@ -9,7 +9,7 @@ from sqlmemory.errors import ConflictError, DuplicateMessageError
 from sqlmemory.policy.groups import evict_start
 from sqlmemory.policy.windows import Policy, RecentWindow
 from sqlmemory.storage._memory_branches import MemoryBranches
-from sqlmemory.storage._memory_joint import update_together
+from sqlmemory.storage._memory_joint import splice, update_together
 from sqlmemory.storage._memory_usage import MemoryUsage
 from sqlmemory.storage.base import SessionView
 from sqlmemory.storage.checks import (
@@ -27,7 +27,13 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.joint import JointRead, RecordChange, check_changes, check_read
+from sqlmemory.storage.joint import (
+    JointRead,
+    RecordChange,
+    SplicePlan,
+    check_changes,
+    check_read,
+)
 from sqlmemory.types import Message, utc_now
 
 __all__ = ["InMemoryStorage"]
@@ -123,6 +129,15 @@ class InMemoryStorage(MemoryUsage, MemoryBranches):
             history = self._history(sid)
             found = {i: self._info(i) for i in ids}
         return JointRead(policy.apply(history) if policy is not None else history, found)
+
+    def _splice(
+        self, session_id: str, plan: SplicePlan, messages: Sequence[Message] = ()
+    ) -> list[Message]:
+        """Take a span of the session's messages by position, decided by ``plan`` under
+        the lock, append ``messages`` and store the plan's metadata, all or none
+        (:class:`~sqlmemory.storage.joint.Splice`; for adapters)."""
+        check_session_id(session_id)
+        return splice(self, session_id, plan, check_messages(messages, self.max_blob_bytes))
 
     def load(self, session_id: str, policy: Policy | None = None) -> list[Message]:
         """The session's history, oldest first, or its window under ``policy``."""

@@ -167,7 +167,16 @@ def test_message_constructors_are_typed_so_mypy_catches_a_misspelled_field() -> 
     assert out.count("error:") == 1, out
 
 
-FRAMEWORKS = ("langchain_core", "pydantic_ai", "agents", "google")
+ADAPTER_EXTRAS = (
+    "langchain",
+    "pydantic-ai",
+    "openai-agents",
+    "adk",
+    "agent-framework",
+    "llama-index",
+)
+"""The extras of the framework adapters."""
+FRAMEWORKS = ("langchain_core", "pydantic_ai", "agents", "google", "agent_framework", "llama_index")
 """The top-level packages of the frameworks that only ``sqlmemory.integrations`` imports."""
 
 
@@ -204,7 +213,7 @@ def test_the_extras_lower_bounds_are_the_lowest_tested_versions() -> None:
     lowest = _pins(ROOT / "constraints" / "integrations-lowest.txt")
     latest = _pins(ROOT / "constraints" / "integrations.txt")
     bounds = {}
-    for extra in ("langchain", "pydantic-ai", "openai-agents", "adk"):
+    for extra in ADAPTER_EXTRAS:
         for requirement in extras[extra]:
             name, found, bound = requirement.partition(">=")
             if not found:

@@ -22,14 +22,14 @@ from sqlmemory.storage.sql.record_queries import RECORD_COLUMNS, record_of
 from sqlmemory.storage.sql.schema import sessions_table
 from sqlmemory.storage.sql.session_lock import later, lock_session
 
-__all__ = ["update_together"]
+__all__ = ["locked_record", "update_together"]
 
 _LOCK_RECORD = (
     select(*RECORD_COLUMNS).where(sessions_table.c.session_id == bindparam("sid")).with_for_update()
 )
 
 
-def _locked_record(conn: Connection, change: CheckedChange, now: datetime) -> SessionInfo | None:
+def locked_record(conn: Connection, change: CheckedChange, now: datetime) -> SessionInfo | None:
     """Lock the change's session (creating its record when the change may) and read its
     record under that lock; ``None`` when it does not exist for the change's owner."""
     sid = change.session_id
@@ -63,7 +63,7 @@ def update_together(
             a ``metadata`` function raised is raised as it is.
     """
     for change in changes:
-        info = _locked_record(conn, change, now)
+        info = locked_record(conn, change, now)
         metadata = new_metadata(change, info)
         if info is None:
             continue

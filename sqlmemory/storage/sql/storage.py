@@ -29,7 +29,13 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.joint import JointRead, RecordChange, check_changes, check_read
+from sqlmemory.storage.joint import (
+    JointRead,
+    RecordChange,
+    SplicePlan,
+    check_changes,
+    check_read,
+)
 from sqlmemory.storage.sql import (
     compact,
     deletes,
@@ -37,6 +43,7 @@ from sqlmemory.storage.sql import (
     joint_writes,
     reads,
     rewrites,
+    splices,
     writes,
 )
 from sqlmemory.storage.sql._io import (
@@ -255,6 +262,22 @@ class SqlStorage(SqlUsage, SqlCatalog, SqlBranches):
         tail = self._tail_policy(policy)
         read = joint_reads.read_together
         return self._run("read_together", False, read, sid, ids, policy, tail, self._owner)
+
+    def _splice(
+        self, session_id: str, plan: SplicePlan, messages: Sequence[Message] = ()
+    ) -> list[Message]:
+        """Take a span of the session's messages by position, decided by ``plan`` under
+        the session's lock, append ``messages`` and store the plan's metadata, in one
+        transaction (:class:`~sqlmemory.storage.joint.Splice`; for adapters)."""
+        sid, encoded = self._prepare(session_id, messages)
+        write, now = splices.splice, utc_now()
+        with translate_db_errors("splice"):
+            try:
+                return self._attempt("splice", True, write, sid, plan, encoded, now, self._owner)
+            except IntegrityError:
+                # An appended id is stored already: decide it under the lock, as append does.
+                args = (sid, plan, encoded, now, self._owner, True)
+                return self._attempt("splice", True, write, *args)
 
     def count(self, session_id: str) -> int:
         """The number of messages in the session."""

@@ -38,7 +38,13 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.joint import JointRead, RecordChange, check_changes, check_read
+from sqlmemory.storage.joint import (
+    JointRead,
+    RecordChange,
+    SplicePlan,
+    check_changes,
+    check_read,
+)
 from sqlmemory.storage.sql import (
     compact,
     deletes,
@@ -46,6 +52,7 @@ from sqlmemory.storage.sql import (
     joint_writes,
     reads,
     rewrites,
+    splices,
     writes,
 )
 from sqlmemory.storage.sql._io_async import (
@@ -268,6 +275,24 @@ class AsyncSqlStorage(AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBranches):
         tail = self._tail_policy(policy)
         read = joint_reads.read_together
         return await self._run("read_together", False, read, sid, ids, policy, tail, self._owner)
+
+    async def _splice(
+        self, session_id: str, plan: SplicePlan, messages: Sequence[Message] = ()
+    ) -> list[Message]:
+        """Take a span of the session's messages by position, decided by ``plan`` under
+        the session's lock, append ``messages`` and store the plan's metadata, in one
+        transaction (:class:`~sqlmemory.storage.joint.Splice`; for adapters)."""
+        sid, encoded = self._prepare(session_id, messages)
+        write, now = splices.splice, utc_now()
+        with translate_db_errors("splice"):
+            try:
+                return await self._attempt(
+                    "splice", True, write, sid, plan, encoded, now, self._owner
+                )
+            except IntegrityError:
+                # An appended id is stored already: decide it under the lock, as append does.
+                args = (sid, plan, encoded, now, self._owner, True)
+                return await self._attempt("splice", True, write, *args)
 
     async def count(self, session_id: str) -> int:
         """The number of messages in the session."""
