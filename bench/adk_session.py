@@ -5,10 +5,13 @@ From the repository root, after ``pip install -e '.[dev,bench]'``::
 
     python bench/adk_session.py              # full sizes, SQLite and PostgreSQL
     python bench/adk_session.py --quick      # small sizes, a check that it runs
+    python bench/adk_session.py --backends mysql   # MySQL/MariaDB only
 
 Both services get the very same ``AsyncEngine`` (``create_async_engine(url)``): a fresh
 SQLite file through ``aiosqlite``, and a PostgreSQL database through ``asyncpg`` when
-``$SQLMEMORY_BENCH_POSTGRES_URL`` (or the default below) reaches one; sqlmemory's tables
+``$SQLMEMORY_BENCH_POSTGRES_URL`` (or the default below) reaches one, and with
+``--backends`` MySQL/MariaDB through ``aiomysql`` (``$SQLMEMORY_BENCH_MYSQL_URL``);
+sqlmemory's tables
 and ADK's live side by side in it. Each history is filled through the services' own
 ``append_event`` (events of a two-turn tool conversation, each with a state delta), then
 the cases are timed interleaved, in an order that rotates every repetition
@@ -39,6 +42,8 @@ from timing import rotating, summarize  # noqa: E402
 
 DEFAULT_PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 PG_URL_ENV = "SQLMEMORY_BENCH_POSTGRES_URL"
+DEFAULT_MYSQL_URL = "mysql+aiomysql://root@127.0.0.1:3306/test"
+MYSQL_URL_ENV = "SQLMEMORY_BENCH_MYSQL_URL"
 DEFAULT_JSON = BENCH_DIR / "results-adk.json"
 APP = "bench"
 
@@ -189,23 +194,31 @@ def render(backend: str, rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def postgres_database(url: str) -> tuple[str, Any] | None:
-    """A fresh database on the server of ``url`` (and the dropping of it), or ``None``."""
+SYNC_DRIVERS = {"postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql"}
+
+
+def server_database(url: str) -> tuple[str, Any] | None:
+    """A fresh database on the server of ``url`` (PostgreSQL or MySQL/MariaDB), and the
+    dropping of it; ``None`` when the server does not answer."""
     import sqlalchemy as sa
 
-    sync_url = sa.make_url(url).set(drivername="postgresql+psycopg")
+    parsed = sa.make_url(url)
+    backend = parsed.get_backend_name()
+    sync_url = parsed.set(drivername=SYNC_DRIVERS[backend])
     name = f"sqlmemory_adk_{uuid.uuid4().hex[:8]}"
+    quote = "`" if backend == "mysql" else '"'
+    force = " WITH (FORCE)" if backend == "postgresql" else ""
     admin = sa.create_engine(sync_url, isolation_level="AUTOCOMMIT")
     try:
         with admin.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+            conn.execute(sa.text(f"CREATE DATABASE {quote}{name}{quote}"))
     except sa.exc.OperationalError:
         admin.dispose()
         return None
 
     def drop() -> None:
         with admin.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            conn.execute(sa.text(f"DROP DATABASE IF EXISTS {quote}{name}{quote}{force}"))
         admin.dispose()
 
     return str(sa.make_url(url).set(database=name).render_as_string(False)), drop
@@ -214,7 +227,8 @@ def postgres_database(url: str) -> tuple[str, Any] | None:
 def run_backend(backend: str, url: str, sizes: Sizes) -> list[dict[str, Any]]:
     from sqlmemory import migrate
 
-    migrate.upgrade(url.replace("+aiosqlite", "").replace("+asyncpg", "+psycopg"))
+    sync = url.replace("+aiosqlite", "").replace("+asyncpg", "+psycopg")
+    migrate.upgrade(sync.replace("+aiomysql", "+pymysql"))
     loop = asyncio.new_event_loop()
     bench = Bench(url, sizes, loop)
     try:
@@ -227,26 +241,37 @@ def run_backend(backend: str, url: str, sizes: Sizes) -> list[dict[str, Any]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes")
-    parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument(
+        "--backends",
+        default="sqlite,postgresql",
+        help="comma-separated, of sqlite, postgresql and mysql (default: sqlite,postgresql)",
+    )
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON)
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
+    backends = args.backends.split(",")
     report: dict[str, Any] = {"sizes": dataclasses.asdict(sizes), "backends": {}}
-    with tempfile.TemporaryDirectory(prefix="sqlmemory-adk-bench-") as tmp:
-        url = f"sqlite+aiosqlite:///{tmp}/bench.db"
-        report["backends"]["sqlite"] = run_backend("sqlite", url, sizes)
-        print(render("SQLite", report["backends"]["sqlite"]), flush=True)
-    if not args.sqlite_only:
-        found = postgres_database(os.environ.get(PG_URL_ENV, DEFAULT_PG_URL))
+    if "sqlite" in backends:
+        with tempfile.TemporaryDirectory(prefix="sqlmemory-adk-bench-") as tmp:
+            url = f"sqlite+aiosqlite:///{tmp}/bench.db"
+            report["backends"]["sqlite"] = run_backend("sqlite", url, sizes)
+            print(render("SQLite", report["backends"]["sqlite"]), flush=True)
+    servers = {
+        "postgresql": ("PostgreSQL", os.environ.get(PG_URL_ENV, DEFAULT_PG_URL)),
+        "mysql": ("MySQL/MariaDB", os.environ.get(MYSQL_URL_ENV, DEFAULT_MYSQL_URL)),
+    }
+    for backend in (b for b in servers if b in backends):
+        shown, server_url = servers[backend]
+        found = server_database(server_url)
         if found is None:
-            print("\nPostgreSQL: not reachable, skipped")
-        else:
-            url, drop = found
-            try:
-                report["backends"]["postgresql"] = run_backend("postgresql", url, sizes)
-            finally:
-                drop()
-            print(render("PostgreSQL", report["backends"]["postgresql"]), flush=True)
+            print(f"\n{shown}: not reachable, skipped")
+            continue
+        url, drop = found
+        try:
+            report["backends"][backend] = run_backend(backend, url, sizes)
+        finally:
+            drop()
+        print(render(shown, report["backends"][backend]), flush=True)
     args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
     return 0
 

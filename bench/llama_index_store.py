@@ -37,7 +37,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
 
-from adk_session import postgres_database  # noqa: E402
+from adk_session import server_database  # noqa: E402
 from timing import rotating, summarize  # noqa: E402
 
 DEFAULT_PG_URL = "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
             report["backends"]["sqlite"] = run_backend(url, sizes)
             print(render("SQLite", report["backends"]["sqlite"]), flush=True)
     if not args.sqlite_only:
-        found = postgres_database(os.environ.get(PG_URL_ENV, DEFAULT_PG_URL))
+        found = server_database(os.environ.get(PG_URL_ENV, DEFAULT_PG_URL))
         if found is None:
             print("\nPostgreSQL: not reachable, skipped")
         else:

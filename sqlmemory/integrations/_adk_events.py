@@ -37,6 +37,7 @@ from sqlmemory.types import (
     TextBlock,
     ThinkingBlock,
     ToolCall,
+    Usage,
 )
 from sqlmemory.types._json import thaw_json
 
@@ -75,6 +76,7 @@ def _messages(data: dict[str, Any], parts: list[Any]) -> list[Message]:
         raise InvalidMessageError("an event id must be a str")
     recorded_at = _recorded_at(data.get("timestamp"))
     role = Role.USER if data.get("author") == "user" else Role.ASSISTANT
+    usage = _usage(data) if role is Role.ASSISTANT else None
     head: dict[str, Any] = {"event": data}
     content = data.pop("content", None)
     dumped: list[dict[str, Any]] = []
@@ -90,7 +92,9 @@ def _messages(data: dict[str, Any], parts: list[Any]) -> list[Message]:
     def flush(final: bool) -> None:
         if blocks or (final and not messages):
             content = blocks or [OpaqueBlock(ADK, _NO_PARTS)]
-            messages.append(_message(role, content, event_id, len(messages), recorded_at, head))
+            k = len(messages)
+            used = usage if k == 0 else None
+            messages.append(_message(role, content, event_id, k, recorded_at, head, used))
             blocks.clear()
 
     for index, part in enumerate(dumped):
@@ -114,6 +118,39 @@ def _messages(data: dict[str, Any], parts: list[Any]) -> list[Message]:
     return messages
 
 
+_USAGE_COUNTS = {
+    "input_tokens": ("prompt_token_count",),
+    "output_tokens": ("candidates_token_count", "thoughts_token_count"),
+    "cache_read_tokens": ("cached_content_token_count",),
+    "reasoning_tokens": ("thoughts_token_count",),
+}
+"""Each :class:`~sqlmemory.Usage` count as the sum of Gemini's ``usage_metadata`` fields:
+``thoughts_token_count`` is apart from ``candidates_token_count`` there, and is in
+``output_tokens`` here (the convention of ``Usage``)."""
+
+
+def _usage(data: dict[str, Any]) -> Usage | None:
+    """The event's ``usage_metadata`` (and ``model_version``) as a :class:`Usage`;
+    ``None`` for an event without one."""
+    metadata = data.get("usage_metadata")
+    if not isinstance(metadata, dict):
+        return None
+    counts = {
+        name: sum(_token_count(metadata.get(key), key) for key in keys)
+        for name, keys in _USAGE_COUNTS.items()
+    }
+    model = data.get("model_version")
+    return Usage(model if isinstance(model, str) and model else None, **counts)
+
+
+def _token_count(value: object, key: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidMessageError(f"usage_metadata.{key} must be an int")
+    return value
+
+
 def _extras(head: dict[str, Any]) -> dict[str, Any]:
     return {ADK: head}
 
@@ -125,9 +162,12 @@ def _message(
     k: int,
     recorded_at: datetime,
     head: dict[str, Any],
+    usage: Usage | None = None,
 ) -> Message:
     extras = _extras(head) if k == 0 else {ADK: {"continues": k}}
-    return Message(role, content, id=_id(event_id, k), recorded_at=recorded_at, extras=extras)
+    return Message(
+        role, content, id=_id(event_id, k), recorded_at=recorded_at, extras=extras, usage=usage
+    )
 
 
 def _id(event_id: str, k: int) -> str:

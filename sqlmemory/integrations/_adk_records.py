@@ -28,6 +28,7 @@ from sqlmemory.types import Message
 from sqlmemory.types._json import freeze_mapping, thaw_json
 
 __all__ = [
+    "NO_EVENTS",
     "Names",
     "RecentEvents",
     "check_state",
@@ -194,3 +195,20 @@ def _timestamp(message: Message) -> float:
     if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
         return float(stamp)
     return message.recorded_at.timestamp() if message.recorded_at is not None else 0.0
+
+
+class _NoEvents:
+    """The tail policy of ``num_recent_events=0``: no event, read at the cost of one row."""
+
+    needs_content = False
+    page_hint = 1
+
+    def apply(self, messages: Sequence[Message]) -> list[Message]:
+        return []
+
+    def select(self, tail: Sequence[Item], complete: bool) -> list[int] | None:
+        return []
+
+
+NO_EVENTS = _NoEvents()
+"""The policy of ``GetSessionConfig(num_recent_events=0)``: the session without events."""

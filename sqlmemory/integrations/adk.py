@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlmemory.errors import ConversionError
 from sqlmemory.integrations._adk_events import event_messages, events_of
 from sqlmemory.integrations._adk_records import (
+    NO_EVENTS,
     Names,
     RecentEvents,
     check_state,
@@ -138,34 +139,30 @@ class SqlMemorySessionService(SessionsBase):
     ) -> Session | None:
         """The session with its events (``config`` picks the newest ones, read from the
         tail of the history) and its merged state; ``None`` when the user has none of that
-        id."""
+        id.
+
+        One storage call, one read transaction: the session's, the user's and the app's
+        records and the events, all of one snapshot."""
         names = self._names(app_name, user_id)
         sid = names.session_id(self._check_name(session_id, "session_id"))
-        view = self._view(names)
         n = config.num_recent_events if config is not None else None
         after = config.after_timestamp if config is not None else None
-        policy = None if n is None and after is None else RecentEvents(n, after)
-        # The record and the events are read at once: they are of one revision when the
-        # newest message read is the record's last (or there are none to return). Else an
-        # append came between, and the events are read again, after the record: the
-        # session may then hold an event newer than its marker, which only makes a later
-        # append_event refuse it as stale.
-        info, found, (app_state, user_state) = await asyncio.gather(
-            view.session_info(sid), self._events(view, sid, n, policy), self._scopes(names, {})
+        policy = (
+            NO_EVENTS if n == 0 else None if n is None and not after else RecentEvents(n, after)
         )
-        meta = session_meta(info)
-        if info is None or not meta:
+        ids = [names.user_state_id, names.app_state_id]
+        read = await self.storage.read_together(sid, policy, records=ids)
+        info = self._owned(read.records[sid], self._user_owner(names))
+        if info is None or not session_meta(info):
             return None
-        last = found[-1].id if found else None
-        if n != 0 and last != meta.get("last_message"):
-            found = await self._events(view, sid, n, policy)
-        return self._session(names, session_id, info, app_state, user_state, found)
+        user = self._owned(read.records[names.user_state_id], self._user_owner(names))
+        app = self._owned(read.records[names.app_state_id], self._app_owner(names))
+        return self._session(names, session_id, info, state_of(app), state_of(user), read.messages)
 
     @staticmethod
-    async def _events(view: Any, sid: str, n: int | None, policy: Any) -> list[Any]:
-        if n == 0:
-            return []
-        return list(await view.load(sid, policy))
+    def _owned(info: SessionInfo | None, owner: str | None) -> SessionInfo | None:
+        """``info`` if it is ``owner``'s (any, for ``None``: an owned view checked it)."""
+        return info if owner is None or (info is not None and info.owner == owner) else None
 
     def _session(
         self,

@@ -239,9 +239,11 @@ class SqlMemorySession:
         on the stored message that holds its output (``docs/usage.md``).
 
         Call it once the run has ended (``result`` is its ``RunResult``); calling it again
-        with the same result changes nothing. The history is read and written back in
-        one ``save``, which rewrites only the messages whose usage changed: run it before
-        the session's next turn, not beside another writer of the same session.
+        with the same result changes nothing. On a sqlmemory storage the history is read
+        and written back in one transaction under the session's lock, rewriting only
+        from the first message whose usage changed, so an append by another writer is
+        never lost (another implementation of the protocol gets a ``load`` then a
+        ``save``: run it there before the session's next turn).
 
         Examples:
             >>> result = await Runner.run(agent, "6 x 7?", session=session)  # doctest: +SKIP
@@ -252,6 +254,10 @@ class SqlMemorySession:
             How many model responses were matched to a stored message (a response whose
             output items carry no id cannot be).
         """
+        rewrite = getattr(self._io, "_rewrite", None)
+        if rewrite is not None:
+            matched: int = await rewrite(self.session_id, lambda h: with_run_usage(h, result))
+            return matched
         messages = await self._io.load(self.session_id)
         updated, matched = with_run_usage(messages, result)
         if updated != messages:
@@ -291,6 +297,9 @@ class _InThread:
         pop_keeping = getattr(storage, "_pop_keeping", None)
         if pop_keeping is not None:
             self._pop_keeping = lambda sid, keep: _in_thread(pop_keeping, sid, keep)
+        rewrite = getattr(storage, "_rewrite", None)
+        if rewrite is not None:
+            self._rewrite = lambda sid, change: _in_thread(rewrite, sid, change)
 
     async def load(self, session_id: str, policy: Any = None) -> list[Message]:
         return await _in_thread(self.storage.load, session_id, policy)

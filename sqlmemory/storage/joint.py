@@ -11,8 +11,14 @@ no other writer can change until the commit), appends the change's messages and 
 the metadata it returned. Anything raised, by a check here or by a ``metadata`` function,
 rolls back the whole call.
 
-This module holds what every storage shares: the change, its checks (before any I/O) and
-the check of what a ``metadata`` function returns. Pure Python: no SQLAlchemy.
+``read_together(session_id, policy, records=...)`` is its read: one session's messages
+(``policy``'s window, read from the tail of the history) and the records of several
+sessions, from one snapshot, in one transaction (ADK's ``get_session``: the events, and
+the session's, the user's and the app's state).
+
+This module holds what every storage shares: the change, its checks (before any I/O),
+the check of what a ``metadata`` function returns, and what a joint read returns. Pure
+Python: no SQLAlchemy.
 """
 
 from __future__ import annotations
@@ -27,11 +33,13 @@ from sqlmemory.storage.records import SessionInfo, check_metadata
 from sqlmemory.types import FrozenDict, Message
 
 __all__ = [
+    "JointRead",
     "MetadataUpdate",
     "RecordChange",
     "Splice",
     "SplicePlan",
     "check_changes",
+    "check_read",
     "new_metadata",
     "splice_of",
 ]
@@ -143,6 +151,45 @@ def new_metadata(change: CheckedChange, info: SessionInfo | None) -> FrozenDict 
         return None
     result = change.metadata(info)
     return None if result is None else check_metadata(result)
+
+
+@dataclass(frozen=True)
+class JointRead:
+    """What ``read_together`` read, from one snapshot of the database.
+
+    Examples:
+        >>> from sqlmemory import FixedWindow, InMemoryStorage, Message
+        >>> storage = InMemoryStorage()
+        >>> storage.append("chat-1", Message.user("Hi"), Message.assistant("Hello."))
+        >>> read = storage.read_together("chat-1", FixedWindow(1), records=["totals"])
+        >>> [m.text_content() for m in read.messages], read.records["totals"]
+        (['Hello.'], None)
+        >>> read.records["chat-1"].message_count
+        2
+
+    Attributes:
+        messages: the session's messages (``policy``'s window of them), oldest first;
+            ``[]`` when the session does not exist (for this storage's owner).
+        records: the record of the session and of each id in ``records``, by id;
+            ``None`` for one that does not exist (or is another owner's).
+    """
+
+    messages: list[Message]
+    records: dict[str, SessionInfo | None]
+
+
+def check_read(session_id: object, records: object) -> tuple[str, list[str]]:
+    """The session id and the sorted ids of every record a ``read_together`` reads
+    (the session's own among them), checked before any I/O.
+
+    Raises:
+        InvalidSessionIdError: a bad id (``TypeError`` for one that is no ``str``).
+        TypeError: ``records`` is not a sequence of ids.
+    """
+    sid = check_session_id(session_id)
+    if isinstance(records, (str, bytes)) or not isinstance(records, Sequence):
+        raise TypeError(f"records must be a sequence of session ids, not {type(records).__name__}")
+    return sid, sorted({sid, *(check_session_id(r) for r in records)})
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from sqlmemory.errors import ConflictError, DuplicateMessageError
 from sqlmemory.policy.groups import evict_start
@@ -27,10 +28,18 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.joint import RecordChange, SplicePlan, check_changes
+from sqlmemory.storage.joint import (
+    JointRead,
+    RecordChange,
+    SplicePlan,
+    check_changes,
+    check_read,
+)
 from sqlmemory.types import Message, utc_now
 
 __all__ = ["InMemoryStorage"]
+
+T = TypeVar("T")
 
 
 class InMemoryStorage(MemorySearch, MemoryUsage, MemoryBranches):
@@ -110,6 +119,18 @@ class InMemoryStorage(MemorySearch, MemoryUsage, MemoryBranches):
         """
         update_together(self, check_changes(changes, self.max_blob_bytes, self._owner))
 
+    def read_together(
+        self, session_id: str, policy: Policy | None = None, *, records: Sequence[str] = ()
+    ) -> JointRead:
+        """The session's messages (``policy``'s window) and the records of the session
+        and of ``records``, at one moment (``docs/contract/storage.md``, joint reads)."""
+        sid, ids = check_read(session_id, records)
+        check_policy(policy)
+        with self._lock:
+            history = self._history(sid)
+            found = {i: self._info(i) for i in ids}
+        return JointRead(policy.apply(history) if policy is not None else history, found)
+
     def _splice(
         self, session_id: str, plan: SplicePlan, messages: Sequence[Message] = ()
     ) -> list[Message]:
@@ -137,21 +158,39 @@ class InMemoryStorage(MemorySearch, MemoryUsage, MemoryBranches):
         batch = check_messages(messages, self.max_blob_bytes)
         with self._lock:
             self._claim(session_id)
-            history = self._sessions.get(session_id, [])
-            stored = {m.id: m for m in history}
-            result = []
-            for message in batch:
-                old = stored.get(message.id)
-                if message.recorded_at is None and old is not None and same_content(old, message):
-                    message = old
-                result.append(message)
-            if not result:
-                self._drop(session_id)
-                return
-            stamped = self._stamp(session_id, result)
-            if stamped != history:
-                self._sessions[session_id] = stamped
-                self._touch(session_id)
+            self._save_locked(session_id, batch)
+
+    def _save_locked(self, session_id: str, batch: Sequence[Message]) -> None:
+        """Replace the history with the checked ``batch`` (the lock is held and the
+        session claimed)."""
+        history = self._sessions.get(session_id, [])
+        stored = {m.id: m for m in history}
+        result = []
+        for message in batch:
+            old = stored.get(message.id)
+            if message.recorded_at is None and old is not None and same_content(old, message):
+                message = old
+            result.append(message)
+        if not result:
+            self._drop(session_id)
+            return
+        stamped = self._stamp(session_id, result)
+        if stamped != history:
+            self._sessions[session_id] = stamped
+            self._touch(session_id)
+
+    def _rewrite(
+        self, session_id: str, change: Callable[[list[Message]], tuple[list[Message], T]]
+    ) -> T:
+        """The history read and ``change(history)``'s history stored, under the lock
+        (for an adapter that amends stored messages); a missing session stays absent."""
+        check_session_id(session_id)
+        with self._lock:
+            history = self._history(session_id)
+            updated, result = change(history)
+            if history and updated != history:
+                self._save_locked(session_id, check_messages(updated, self.max_blob_bytes))
+            return result
 
     def recent(self, session_id: str, n: int) -> list[Message]:
         """At most the newest ``n`` messages, in whole groups, newest last."""

@@ -27,7 +27,7 @@ from google.adk.sessions.base_session_service import GetSessionConfig
 from google.genai import types
 from PIL import Image
 
-from sqlmemory import AsyncSqlStorage, ConversionError, ImageBlock, Role, ToolCall
+from sqlmemory import AsyncSqlStorage, ConversionError, ImageBlock, Role, ToolCall, Usage
 from sqlmemory.integrations.adk import SqlMemorySessionService
 
 pytestmark = pytest.mark.anyio
@@ -211,6 +211,37 @@ async def test_a_complete_event_round_trips(service: Any) -> None:
     await service.append_event(session, event)
     got = await service.get_session(app_name="app", user_id="u", session_id=session.id)
     assert got == session
+
+
+async def test_usage_metadata_is_the_messages_usage_and_kept(service: Any) -> None:
+    session = await service.create_session(app_name="app", user_id="u", session_id="s")
+    usage = types.GenerateContentResponseUsageMetadata(
+        prompt_token_count=120,
+        cached_content_token_count=100,
+        candidates_token_count=7,
+        thoughts_token_count=5,
+        total_token_count=132,
+    )
+    reply = Event(
+        invocation_id="i",
+        author="agent",
+        model_version="gemini-2.5-flash",
+        content=types.Content(role="model", parts=[types.Part(text="42")]),
+        usage_metadata=usage,
+    )
+    asked = Event(invocation_id="i", author="user", content=reply.content, usage_metadata=usage)
+    await service.append_event(session, asked)
+    await service.append_event(session, reply)
+    stored = await service._view(service._names("app", "u")).load("app/u/s")
+    # A user's event says nothing of a reply's cost; the model's event is its reply's.
+    assert [m.usage for m in stored] == [
+        None,
+        Usage("gemini-2.5-flash", 120, 12, cache_read_tokens=100, reasoning_tokens=5),
+    ]
+    got = await service.get_session(app_name="app", user_id="u", session_id="s")
+    assert got.events[1].usage_metadata == usage and got == session
+    report = await service._view(service._names("app", "u")).usage("app/u/s")
+    assert report.total.input_tokens == 120 and report.total.output_tokens == 12
 
 
 async def test_last_update_time_follows_the_event(service: Any) -> None:

@@ -92,3 +92,24 @@ async def test_responses_whose_items_are_no_longer_stored_are_not_counted(
     await session.clear_session()
     assert await session.store_run_usage(result) == 0
     assert await async_storage.load("usage-2") == []
+
+
+async def test_an_in_memory_storage_stores_usage_under_its_lock() -> None:
+    from sqlmemory import InMemoryStorage
+    from tests.support.agents_workers import response
+
+    storage = InMemoryStorage()
+    session = SqlMemorySession("in-memory", storage)
+    assert await session.store_run_usage(_result_of("fc_x-000", 5)) == 0
+    assert storage.session_info("in-memory") is None  # a missing session stays absent
+    await session.add_items(response("x", 0))  # type: ignore[arg-type]
+    assert await session.store_run_usage(_result_of("fc_x-000", 5)) == 1
+    assert [m.usage for m in storage.load("in-memory")] == [None, Usage(None, 5, 1)]
+
+
+def _result_of(item_id: str, tokens: int) -> Any:
+    from types import SimpleNamespace
+
+    usage = AgentsUsage(input_tokens=tokens, output_tokens=1)
+    response = SimpleNamespace(output=[{"id": item_id}], usage=usage)
+    return SimpleNamespace(raw_responses=[response], new_items=[])

@@ -194,8 +194,8 @@ class BlockingAsyncStorage:
             return functools.partial(self._call, value)
         return value
 
-    def _call(self, fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-        return self.portal.call(fn, *args)
+    def _call(self, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        return self.portal.call(functools.partial(fn, **kwargs) if kwargs else fn, *args)
 
     def append(self, session_id: str, *messages: Message) -> None:
         self._call(self.async_storage.append, session_id, *messages)

@@ -19,7 +19,7 @@ def test_every_case_times_both_services_and_gives_their_ratio(
         sizes = bench.Sizes(histories=(4, 12), recent=3, sessions=5, reps=2, list_reps=2, warmup=1)
         bench.QUICK = sizes
         out = tmp_path / "adk.json"
-        assert bench.main(["--quick", "--sqlite-only", "--json", str(out)]) == 0
+        assert bench.main(["--quick", "--backends", "sqlite", "--json", str(out)]) == 0
     rows = json.loads(out.read_text())["backends"]["sqlite"]
     assert [r["label"] for r in rows] == [
         "get_session(num_recent_events=3) @4 events",

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, bindparam, select, update
 from sqlmemory.storage.joint import CheckedChange, new_metadata
 from sqlmemory.storage.records import SessionInfo, metadata_json
 from sqlmemory.storage.sql import writes
-from sqlmemory.storage.sql.record_queries import RECORD_COLUMNS, record_of, session_info
+from sqlmemory.storage.sql.record_queries import RECORD_COLUMNS, record_of
 from sqlmemory.storage.sql.schema import sessions_table
 from sqlmemory.storage.sql.session_lock import later, lock_session
 
@@ -33,14 +33,17 @@ def locked_record(conn: Connection, change: CheckedChange, now: datetime) -> Ses
     """Lock the change's session (creating its record when the change may) and read its
     record under that lock; ``None`` when it does not exist for the change's owner."""
     sid = change.session_id
-    if not change.create:
-        # One statement: the record, locked if it exists (SQLite's write lock is held).
-        row = conn.execute(_LOCK_RECORD, {"sid": sid}).first()
-        if row is None or (change.owner is not None and row.owner != change.owner):
-            return None
-        return record_of(row._mapping)
-    lock_session(conn, sid, 0, now, now, keep_history=True, owner=change.owner)
-    return session_info(conn, sid)
+    if change.create:
+        lock_session(conn, sid, 0, now, now, keep_history=True, owner=change.owner)
+    # A locking read, also once the upsert holds the lock: on MySQL's REPEATABLE READ a
+    # plain SELECT reads the snapshot the transaction's first read fixed (an earlier
+    # change's record, before this session's lock was granted), and a metadata function
+    # would then merge into state another writer has replaced since: a lost update.
+    # SQLite's write lock is held, and FOR UPDATE is not sent there.
+    row = conn.execute(_LOCK_RECORD, {"sid": sid}).first()
+    if row is None or (change.owner is not None and row.owner != change.owner):
+        return None
+    return record_of(row._mapping)
 
 
 def update_together(

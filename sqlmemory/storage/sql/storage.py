@@ -7,6 +7,7 @@ by ``tools/generate_sync.py``: edit that file, never this one.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
@@ -28,12 +29,20 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.joint import RecordChange, SplicePlan, check_changes
+from sqlmemory.storage.joint import (
+    JointRead,
+    RecordChange,
+    SplicePlan,
+    check_changes,
+    check_read,
+)
 from sqlmemory.storage.sql import (
     compact,
     deletes,
+    joint_reads,
     joint_writes,
     reads,
+    rewrites,
     splices,
     writes,
 )
@@ -49,6 +58,8 @@ from sqlmemory.storage.sql.branches_sync import SqlBranches
 from sqlmemory.storage.sql.catalog import SqlCatalog
 from sqlmemory.storage.sql.search import SqlSearch
 from sqlmemory.storage.sql.usage import SqlUsage
+
+T = TypeVar("T")
 
 
 class SqlStorage(SqlSearch, SqlUsage, SqlCatalog, SqlBranches):
@@ -158,6 +169,16 @@ class SqlStorage(SqlSearch, SqlUsage, SqlCatalog, SqlBranches):
         sid = check_session_id(session_id)
         return self._run("pop", True, deletes.pop, sid, utc_now(), keep, self._owner)
 
+    def _rewrite(self, session_id: str, change: rewrites.Change[T]) -> T:
+        """The session's history read and ``change(history)``'s history written back in one
+        transaction under the session's lock (:mod:`~sqlmemory.storage.sql.rewrites`),
+        for an adapter that amends stored messages; ``change`` must not do I/O."""
+        sid = check_session_id(session_id)
+        write = rewrites.rewrite
+        now, blobs = utc_now(), self.max_blob_bytes
+        result: T = self._run("save", True, write, sid, change, blobs, now, self._owner)
+        return result
+
     def compact(
         self, session_id: str, summarize: Summarizer, *, keep: Policy = DEFAULT_KEEP
     ) -> int:
@@ -225,6 +246,23 @@ class SqlStorage(SqlSearch, SqlUsage, SqlCatalog, SqlBranches):
                 # A message id is stored already: a retry, or a conflict. Decide it under
                 # the lock, as append does.
                 self._attempt("update_together", True, write, checked, now, True)
+
+    def read_together(
+        self, session_id: str, policy: Policy | None = None, *, records: Sequence[str] = ()
+    ) -> JointRead:
+        """The session's messages (``policy``'s window, read from the tail) and the
+        records of the session and of ``records``, from one snapshot, in one transaction
+        (``docs/contract/storage.md``, joint reads).
+
+        Raises:
+            InvalidSessionIdError, TypeError: a bad id, ``records`` or ``policy``
+                (before any I/O).
+        """
+        sid, ids = check_read(session_id, records)
+        check_policy(policy)
+        tail = self._tail_policy(policy)
+        read = joint_reads.read_together
+        return self._run("read_together", False, read, sid, ids, policy, tail, self._owner)
 
     def _splice(
         self, session_id: str, plan: SplicePlan, messages: Sequence[Message] = ()

@@ -16,6 +16,7 @@ writes in :mod:`~sqlmemory.storage.sql.writes` and :mod:`~sqlmemory.storage.sql.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -37,12 +38,20 @@ from sqlmemory.storage.compaction import (
     plan_compaction,
     summary_messages,
 )
-from sqlmemory.storage.joint import RecordChange, SplicePlan, check_changes
+from sqlmemory.storage.joint import (
+    JointRead,
+    RecordChange,
+    SplicePlan,
+    check_changes,
+    check_read,
+)
 from sqlmemory.storage.sql import (
     compact,
     deletes,
+    joint_reads,
     joint_writes,
     reads,
+    rewrites,
     splices,
     writes,
 )
@@ -58,6 +67,8 @@ from sqlmemory.storage.sql.branches_async import AsyncSqlBranches
 from sqlmemory.storage.sql.catalog_async import AsyncSqlCatalog
 from sqlmemory.storage.sql.search_async import AsyncSqlSearch
 from sqlmemory.storage.sql.usage_async import AsyncSqlUsage
+
+T = TypeVar("T")
 
 
 class AsyncSqlStorage(AsyncSqlSearch, AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBranches):
@@ -171,6 +182,16 @@ class AsyncSqlStorage(AsyncSqlSearch, AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBr
         sid = check_session_id(session_id)
         return await self._run("pop", True, deletes.pop, sid, utc_now(), keep, self._owner)
 
+    async def _rewrite(self, session_id: str, change: rewrites.Change[T]) -> T:
+        """The session's history read and ``change(history)``'s history written back in one
+        transaction under the session's lock (:mod:`~sqlmemory.storage.sql.rewrites`),
+        for an adapter that amends stored messages; ``change`` must not do I/O."""
+        sid = check_session_id(session_id)
+        write = rewrites.rewrite
+        now, blobs = utc_now(), self.max_blob_bytes
+        result: T = await self._run("save", True, write, sid, change, blobs, now, self._owner)
+        return result
+
     async def compact(
         self, session_id: str, summarize: AsyncSummarizer, *, keep: Policy = DEFAULT_KEEP
     ) -> int:
@@ -238,6 +259,23 @@ class AsyncSqlStorage(AsyncSqlSearch, AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBr
                 # A message id is stored already: a retry, or a conflict. Decide it under
                 # the lock, as append does.
                 await self._attempt("update_together", True, write, checked, now, True)
+
+    async def read_together(
+        self, session_id: str, policy: Policy | None = None, *, records: Sequence[str] = ()
+    ) -> JointRead:
+        """The session's messages (``policy``'s window, read from the tail) and the
+        records of the session and of ``records``, from one snapshot, in one transaction
+        (``docs/contract/storage.md``, joint reads).
+
+        Raises:
+            InvalidSessionIdError, TypeError: a bad id, ``records`` or ``policy``
+                (before any I/O).
+        """
+        sid, ids = check_read(session_id, records)
+        check_policy(policy)
+        tail = self._tail_policy(policy)
+        read = joint_reads.read_together
+        return await self._run("read_together", False, read, sid, ids, policy, tail, self._owner)
 
     async def _splice(
         self, session_id: str, plan: SplicePlan, messages: Sequence[Message] = ()
