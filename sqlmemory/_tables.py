@@ -18,10 +18,12 @@ if TYPE_CHECKING:
     from sqlalchemy.schema import SchemaItem
 
 __all__ = [
+    "SEARCH_OBJECTS",
     "TABLE_PREFIX",
     "VERSION_TABLE",
     "include_name",
     "include_object",
+    "is_search_object",
     "is_sqlmemory_table",
     "only_sqlmemory_name",
     "only_sqlmemory_object",
@@ -42,6 +44,24 @@ def is_sqlmemory_table(name: str | None) -> bool:
         (True, False)
     """
     return name is not None and name.startswith(TABLE_PREFIX)
+
+
+SEARCH_OBJECTS = frozenset({"sqlmemory_search", "search_vector", "ix_sqlmemory_messages_search"})
+"""The search index of revision 0008 (``storage/sql/search_index.py``): each backend's
+own objects, outside the models, which the comparison of the migrations leaves out.
+SQLite's FTS5 table ``sqlmemory_search`` has shadow tables named after it."""
+
+
+def is_search_object(name: str | None) -> bool:
+    """Whether ``name`` is a part of the full-text search index (:data:`SEARCH_OBJECTS`).
+
+    Examples:
+        >>> is_search_object("sqlmemory_search_data"), is_search_object("sqlmemory_blocks")
+        (True, False)
+    """
+    if name is None:
+        return False
+    return name in SEARCH_OBJECTS or name.startswith("sqlmemory_search_")
 
 
 def _owner_of_name(
@@ -115,12 +135,17 @@ def include_object(
 def only_sqlmemory_name(
     name: str | None, type_: NameFilterType, parent_names: NameFilterParentNames
 ) -> bool:
-    """The complement of :func:`include_name` for sqlmemory's own environment.
+    """The complement of :func:`include_name` for sqlmemory's own environment, without
+    the objects of the search index (:func:`is_search_object`), which are not models.
 
     Examples:
         >>> only_sqlmemory_name("users", "table", {}), only_sqlmemory_name(None, "schema", {})
         (False, True)
+        >>> only_sqlmemory_name("sqlmemory_search", "table", {})
+        False
     """
+    if type_ != "schema" and is_search_object(name):
+        return False
     return _owner_of_name(name, type_, parent_names) is not False
 
 

@@ -142,7 +142,9 @@ def _alembic_errors(action: str) -> Iterator[None]:
         raise SchemaError(f"cannot {action}: {exc}") from exc
 
 
-def upgrade(engine_or_url: EngineOrUrl, revision: str = "head") -> None:
+def upgrade(
+    engine_or_url: EngineOrUrl, revision: str = "head", *, search_config: str | None = None
+) -> None:
     """Upgrade the sqlmemory tables to ``revision`` (by default the head), in one transaction.
 
     Only ``sqlmemory_*`` tables and the ``sqlmemory_alembic_version`` table are touched.
@@ -159,14 +161,25 @@ def upgrade(engine_or_url: EngineOrUrl, revision: str = "head") -> None:
     Args:
         engine_or_url: the database, as an Engine or a URL string.
         revision: the revision to reach.
+        search_config: PostgreSQL's text-search configuration of the search index, used
+            when revision ``0008`` creates it (``docs/search.md``); by default
+            ``$SQLMEMORY_SEARCH_CONFIG``, else ``simple``. Other backends ignore it.
 
     Raises:
+        TypeError, ValueError: ``search_config`` is not a configuration's name.
         SchemaError: ``revision`` or the database's current revision is unknown.
         StorageError: the database failed (the driver error is the ``__cause__``).
     """
+    if search_config is not None:
+        from sqlmemory.storage.sql.search_index import check_search_config
+
+        check_search_config(search_config)
     action = f"upgrade the sqlmemory schema to {revision!r}"
     with _migration(engine_or_url, action, lock=True) as connection:
-        command.upgrade(_config(connection), revision)
+        cfg = _config(connection)
+        if search_config is not None:
+            cfg.attributes["search_config"] = search_config
+        command.upgrade(cfg, revision)
     with translate_db_errors(action), migration_engine(engine_or_url) as engine:
         if engine.dialect.name == "sqlite":
             with engine.connect() as connection:

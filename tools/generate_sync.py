@@ -27,6 +27,7 @@ SOURCES = {
     "sqlmemory/storage/sql/catalog_async.py": "sqlmemory/storage/sql/catalog.py",
     "sqlmemory/storage/sql/branches_async.py": "sqlmemory/storage/sql/branches_sync.py",
     "sqlmemory/storage/sql/usage_async.py": "sqlmemory/storage/sql/usage.py",
+    "sqlmemory/storage/sql/search_async.py": "sqlmemory/storage/sql/search.py",
     "sqlmemory/storage/sql/storage_async.py": "sqlmemory/storage/sql/storage.py",
     "sqlmemory/short_term_async.py": "sqlmemory/short_term.py",
 }
@@ -38,6 +39,7 @@ NAMES = {
     "AsyncSqlCatalog": "SqlCatalog",
     "AsyncSqlBranches": "SqlBranches",
     "AsyncSqlUsage": "SqlUsage",
+    "AsyncSqlSearch": "SqlSearch",
     "AsyncSessionView": "SessionView",
     "AsyncStorage": "Storage",
     "AsyncShortTermMemory": "ShortTermMemory",
@@ -50,6 +52,7 @@ NAMES = {
     "catalog_async": "catalog",
     "branches_async": "branches_sync",
     "usage_async": "usage",
+    "search_async": "search",
     "short_term_async": "short_term",
     "_io_async": "_io",
 }

@@ -28,6 +28,7 @@ from sqlmemory.cli.branch_commands import fork
 from sqlmemory.cli.demo import demo
 from sqlmemory.cli.owner_commands import erase_owner
 from sqlmemory.cli.schema_commands import check, current, downgrade, migrate
+from sqlmemory.cli.search_commands import search
 from sqlmemory.cli.sessions import delete, prune, sessions, show
 from sqlmemory.cli.transfer import export, import_
 from sqlmemory.cli.usage_commands import usage
@@ -38,6 +39,7 @@ SECTIONS = {
     "Schema": ("migrate", "current", "check", "downgrade"),
     "Sessions": ("sessions", "show", "fork", "export", "import", "delete", "prune", "erase-owner"),
     "Usage": ("usage",),
+    "Search": ("search",),
     "Try it": ("demo",),
 }
 """How ``sqlmemory --help`` groups the commands; a command in no section goes last."""
@@ -108,6 +110,7 @@ def main() -> None:
       sqlmemory prune --older-than 30d
       sqlmemory erase-owner user-42
       sqlmemory usage --owner user-42 --since 30d
+      sqlmemory search "train zurich" --owner user-42
 
     Run `sqlmemory COMMAND --help` for a command's options.
     """
@@ -127,6 +130,7 @@ for _command in (
     prune,
     erase_owner,
     usage,
+    search,
     demo,
 ):
     main.add_command(_command)

@@ -21,19 +21,32 @@ __all__ = ["check", "current", "downgrade", "migrate"]
 @click.command(cls=Command)
 @url_option
 @click.option("--revision", default="head", show_default=True, help="The revision to reach.")
-def migrate(url: str, revision: str) -> None:
+@click.option(
+    "--search-config",
+    metavar="NAME",
+    help="PostgreSQL's text-search configuration of the search index (simple).",
+)
+def migrate(url: str, revision: str, search_config: str | None) -> None:
     """Create or upgrade the sqlmemory_* tables.
 
     Brings them to the head revision, or to --revision. Safe to run again: a database
     already at the revision is left alone. Only tables named sqlmemory_* and the version
-    table sqlmemory_alembic_version are touched.
+    table sqlmemory_alembic_version are touched. --search-config is used when revision
+    0008 builds the search index on PostgreSQL (by default $SQLMEMORY_SEARCH_CONFIG, else
+    simple).
     """
     from sqlmemory import migrate as migrations
+    from sqlmemory.storage.sql.search_index import check_search_config
 
+    if search_config is not None:
+        try:
+            check_search_config(search_config)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--search-config'") from None
     engine = open_engine(url, read_only=False)
     try:
         before = migrations.current(engine)
-        migrations.upgrade(engine, revision)
+        migrations.upgrade(engine, revision, search_config=search_config)
         after = migrations.current(engine)
     finally:
         engine.dispose()

@@ -6,6 +6,8 @@
 - :mod:`~sqlmemory.storage.memory`: ``InMemoryStorage``;
 - :mod:`~sqlmemory.storage.records`: ``SessionInfo`` and ``SessionPage``, the session
   records every storage keeps;
+- :mod:`~sqlmemory.storage.search_results`: ``SearchHit`` and ``SearchPage``, what
+  ``search`` returns (its rules in :mod:`~sqlmemory.storage.search_rules`);
 - :mod:`sqlmemory.storage.sql`: ``SqlStorage`` and ``AsyncSqlStorage``.
 
 A new storage method goes into the protocol (``base_async.py``), every storage, and the
@@ -20,6 +22,7 @@ from sqlmemory.storage.base import SessionView, Storage
 from sqlmemory.storage.base_async import AsyncSessionView, AsyncStorage
 from sqlmemory.storage.memory import InMemoryStorage
 from sqlmemory.storage.records import SessionInfo, SessionPage
+from sqlmemory.storage.search_results import SearchHit, SearchPage
 from sqlmemory.storage.sql.storage import SqlStorage
 from sqlmemory.storage.usage_report import UsageReport
 
@@ -31,6 +34,8 @@ __all__ = [
     "AsyncSqlStorage",
     "AsyncStorage",
     "InMemoryStorage",
+    "SearchHit",
+    "SearchPage",
     "SessionInfo",
     "SessionPage",
     "SessionView",

@@ -14,6 +14,8 @@ from sqlmemory.policy import Policy
 from sqlmemory.storage.checks import check_session_id
 from sqlmemory.storage.compaction import DEFAULT_KEEP, Summarizer
 from sqlmemory.storage.records import DEFAULT_PAGE_LIMIT, UNSET, SessionInfo, SessionPage, Unset
+from sqlmemory.storage.search_results import SearchPage
+from sqlmemory.storage.search_rules import DEFAULT_MARKERS
 from sqlmemory.storage.usage_report import UsageReport
 from sqlmemory.types import Message
 
@@ -135,6 +137,21 @@ class Storage(Protocol):
     ) -> UsageReport:
         """What the messages carrying a usage add up to: of one session, of ``owner``'s
         sessions, or of all, recorded at or after ``since`` and before ``until``."""
+        ...
+
+    def search(
+        self,
+        query: str,
+        *,
+        owner: str | None = None,
+        session_id: str | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
+        markers: tuple[str, str] = DEFAULT_MARKERS,
+    ) -> SearchPage:
+        """The messages whose visible text matches ``query`` (every word, ``"phrases"``
+        in order, the last word as a prefix), best first, a page at a time; of every
+        session, of ``owner``'s or of one session."""
         ...
 
 

@@ -10,6 +10,7 @@ from sqlmemory.policy.groups import evict_start
 from sqlmemory.policy.windows import Policy, RecentWindow
 from sqlmemory.storage._memory_branches import MemoryBranches
 from sqlmemory.storage._memory_joint import splice, update_together
+from sqlmemory.storage._memory_search import MemorySearch
 from sqlmemory.storage._memory_usage import MemoryUsage
 from sqlmemory.storage.base import SessionView
 from sqlmemory.storage.checks import (
@@ -41,7 +42,7 @@ __all__ = ["InMemoryStorage"]
 T = TypeVar("T")
 
 
-class InMemoryStorage(MemoryUsage, MemoryBranches):
+class InMemoryStorage(MemorySearch, MemoryUsage, MemoryBranches):
     """Sessions held in a dict, safe for concurrent use from threads.
 
     Messages are immutable values, so handing them out shares nothing mutable; every

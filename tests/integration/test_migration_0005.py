@@ -28,7 +28,8 @@ def rows_of_0004(conn: sa.Connection) -> dict[str, list[tuple[Any, ...]]]:
         columns = [
             c
             for c in table.columns
-            if c.name not in ("owner", "parent_id", "forked_at") and not c.name.startswith("usage_")
+            if c.name not in ("owner", "parent_id", "forked_at")
+            and not c.name.startswith(("usage_", "search_"))
         ]
         rows = conn.execute(sa.select(*columns).order_by(*table.primary_key.columns)).all()
         found[name] = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows]

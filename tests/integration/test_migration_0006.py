@@ -27,7 +27,8 @@ def rows_of_0005(conn: sa.Connection) -> dict[str, list[tuple[Any, ...]]]:
         columns = [
             c
             for c in table.columns
-            if not c.name.startswith("usage_") and c.name not in ("parent_id", "forked_at")
+            if not c.name.startswith(("usage_", "search_"))
+            and c.name not in ("parent_id", "forked_at")
         ]
         rows = conn.execute(sa.select(*columns).order_by(*table.primary_key.columns)).all()
         found[name] = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows]

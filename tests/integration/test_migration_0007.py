@@ -26,7 +26,9 @@ def rows_of_0005(conn: sa.Connection) -> dict[str, list[tuple[Any, ...]]]:
     found = {}
     for name in TABLES:
         table = sa.Table(name, sa.MetaData(), autoload_with=conn)
-        columns = [c for c in table.columns if c.name not in LINEAGE]
+        columns = [
+            c for c in table.columns if c.name not in LINEAGE and not c.name.startswith("search_")
+        ]
         rows = conn.execute(sa.select(*columns).order_by(*table.primary_key.columns)).all()
         found[name] = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows]
     return found

@@ -366,10 +366,23 @@ def _reflect(conn: sa.Connection, names: list[str]) -> sa.MetaData:
     return metadata
 
 
+def _tables_of(conn: sa.Connection) -> list[str]:
+    """The ``sqlmemory_*`` tables, without SQLite's FTS5 table of search and its shadows
+    (dropped with the table, emptied by the triggers of the messages)."""
+    from sqlmemory._tables import is_search_object
+
+    names = sa.inspect(conn).get_table_names()
+    return [n for n in names if n.startswith("sqlmemory_") and not is_search_object(n)]
+
+
 def drop_sqlmemory_tables(engine: sa.Engine) -> None:
     """Drop every ``sqlmemory_*`` table, so no schema from an earlier run leaks in."""
     with engine.begin() as conn:
-        names = [n for n in sa.inspect(conn).get_table_names() if n.startswith("sqlmemory_")]
+        if conn.dialect.name == "sqlite":
+            from sqlmemory.storage.sql.search_index import drop_search_index
+
+            drop_search_index(conn)
+        names = _tables_of(conn)
         if names:
             metadata = _reflect(conn, names)
             metadata.drop_all(bind=conn)
@@ -378,11 +391,7 @@ def drop_sqlmemory_tables(engine: sa.Engine) -> None:
 def sqlmemory_data_tables(engine: sa.Engine) -> list[sa.Table]:
     """Return the ``sqlmemory_*`` tables holding data, children first (safe delete order)."""
     with engine.connect() as conn:
-        names = [
-            n
-            for n in sa.inspect(conn).get_table_names()
-            if n.startswith("sqlmemory_") and n != "sqlmemory_alembic_version"
-        ]
+        names = [n for n in _tables_of(conn) if n != "sqlmemory_alembic_version"]
         metadata = _reflect(conn, names)
     return list(reversed(metadata.sorted_tables))
 

@@ -72,6 +72,9 @@ def create_partitioned_schema(engine: sa.Engine) -> list[str]:
                     f"CREATE TABLE part_{table.name}_{n} PARTITION OF {table.name} "
                     f"FOR VALUES WITH (MODULUS {PARTITIONS}, REMAINDER {n})"
                 )
+        from sqlmemory.storage.sql.search_index import create_search_index
+
+        create_search_index(conn)
         version = sa.Table(
             VERSION_TABLE,
             sa.MetaData(),

@@ -249,6 +249,9 @@ class BlockingAsyncStorage:
     def usage(self, session_id: str | None = None, **options: Any) -> Any:
         return self._call(functools.partial(self.async_storage.usage, session_id, **options))
 
+    def search(self, query: Any, **options: Any) -> Any:
+        return self._call(functools.partial(self.async_storage.search, query, **options))
+
     def session(self, session_id: str) -> SessionView:
         """A bound view whose methods block like this adapter's."""
         from sqlmemory import SessionView

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlmemory.policy import Entry, estimate_tokens
 from sqlmemory.storage.checks import content_digest
+from sqlmemory.storage.search_rules import visible_text
 from sqlmemory.storage.sql.base64_text import BLOCK_TEXT, FLAG, decode, decoded
 from sqlmemory.storage.sql.usage_rows import usage_of, usage_row
 from sqlmemory.types import (
@@ -311,6 +312,7 @@ def encode_message(message: Message) -> EncodedMessage:
         "tokens": min(estimate_tokens(message), MAX_STORED_TOKENS),
         FLAG: False,  # the writes set it on PostgreSQL, for text that holds NUL
         **usage_row(message.usage),
+        "search_text": visible_text(message),
     }
     return EncodedMessage(message, row, blocks, blobs)
 

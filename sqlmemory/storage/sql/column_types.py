@@ -12,7 +12,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-__all__ = ["Blob", "Key", "LegacyUtf8Text", "UTCDateTime", "Utf8Text", "utc_text"]
+__all__ = ["Blob", "Key", "LegacyUtf8Text", "SearchText", "UTCDateTime", "Utf8Text", "utc_text"]
 
 _ZERO = timedelta(0)
 _combine = datetime.combine
@@ -180,3 +180,9 @@ its text columns in base64 and says so in its ``text_base64`` flag
 in or out."""
 Blob = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
 """Image and document bytes (``LONGBLOB`` on MySQL/MariaDB)."""
+SearchText = Text().with_variant(
+    mysql.LONGTEXT(charset="utf8mb4", collation="utf8mb4_unicode_ci"), "mysql", "mariadb"
+)
+"""A message's visible text, for full-text search (``docs/search.md``): as
+:data:`Utf8Text`, but on MySQL/MariaDB in a case- and accent-insensitive collation, which
+the ``FULLTEXT`` index folds words by."""

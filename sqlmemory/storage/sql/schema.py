@@ -28,7 +28,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from sqlmemory.storage.sql.column_types import Blob, Key, UTCDateTime, Utf8Text, utc_text
+from sqlmemory.storage.sql.column_types import (
+    Blob,
+    Key,
+    SearchText,
+    UTCDateTime,
+    Utf8Text,
+    utc_text,
+)
 from sqlmemory.storage.sql.usage_rows import usage_text
 
 __all__ = [
@@ -196,6 +203,9 @@ class MessageRow(Base):
     usage_cache_write_tokens: Mapped[int | None] = mapped_column(BigInteger)
     usage_reasoning_tokens: Mapped[int | None] = mapped_column(BigInteger)
     usage_model: Mapped[str | None] = mapped_column(Key)
+    search_text: Mapped[str | None] = mapped_column(SearchText)
+    """What search sees of the message (``search_rules.visible_text``), NUL as a space;
+    NULL when it shows nothing. Each backend indexes it (``sql/search_index.py``)."""
 
 
 class BlockRow(Base):

@@ -56,12 +56,13 @@ __all__ = ["SqlStorage"]
 
 from sqlmemory.storage.sql.branches_sync import SqlBranches
 from sqlmemory.storage.sql.catalog import SqlCatalog
+from sqlmemory.storage.sql.search import SqlSearch
 from sqlmemory.storage.sql.usage import SqlUsage
 
 T = TypeVar("T")
 
 
-class SqlStorage(SqlUsage, SqlCatalog, SqlBranches):
+class SqlStorage(SqlSearch, SqlUsage, SqlCatalog, SqlBranches):
     """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``Engine``.
 
     Every public write is one transaction: it happens whole or not at all. The database

@@ -65,12 +65,13 @@ __all__ = ["AsyncSqlStorage"]
 
 from sqlmemory.storage.sql.branches_async import AsyncSqlBranches
 from sqlmemory.storage.sql.catalog_async import AsyncSqlCatalog
+from sqlmemory.storage.sql.search_async import AsyncSqlSearch
 from sqlmemory.storage.sql.usage_async import AsyncSqlUsage
 
 T = TypeVar("T")
 
 
-class AsyncSqlStorage(AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBranches):
+class AsyncSqlStorage(AsyncSqlSearch, AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBranches):
     """Sessions in PostgreSQL, MySQL/MariaDB or SQLite, through a SQLAlchemy ``AsyncEngine``.
 
     Every public write is one transaction: it happens whole or not at all. The database
