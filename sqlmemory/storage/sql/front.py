@@ -83,14 +83,17 @@ class SqlFront(SqlStorageBase[Engine]):
 
     def _attempt_unshielded(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn`` in a transaction, again when :class:`Retries` says so (it rolled
-        back whole: a deadlock, or a read's dead connection)."""
+        back whole: a deadlock, or a dead connection)."""
         retries = Retries(action, write=write)
         while True:
+            committing = False
             try:
                 with self._transaction(write) as conn:
-                    return run_sync(conn, fn, *args)
+                    result = run_sync(conn, fn, *args)
+                    committing = True
+                return result
             except DBAPIError as exc:
-                delay = retries.delay_after(exc)
+                delay = retries.delay_after(exc, committing)
             sleep(delay)
 
     def _read_tail(self, action: str, sid: str, policy: TailPolicy) -> list[Message]:

@@ -85,8 +85,9 @@ class SqlStorageBase(Generic[EngineT]):
     ) -> StorageT:
         """A storage over a new engine for ``url``, owned (and disposed) by the storage.
 
-        On a server database the engine pings pooled connections before use
-        (``pool_pre_ping=True``) unless ``engine_kwargs`` say otherwise.
+        The engine does not ping pooled connections before use: a call that finds its
+        connection dead runs again on a fresh one (``docs/contract/persistence.md``,
+        retries). ``engine_kwargs`` go to ``create_engine`` as they are.
 
         Raises:
             ValueError: ``url`` is no URL, names a database sqlmemory does not support, or
@@ -95,12 +96,9 @@ class SqlStorageBase(Generic[EngineT]):
             ModuleNotFoundError: the driver is not installed; the message names the extra.
         """
         parsed = check_url(url, is_async=cls._is_async())
-        # A pooled connection the server dropped (restart, failover, idle timeout) is
-        # found by a ping at checkout and replaced, instead of failing the call. A SQLite
-        # file has no server to drop it, and the ping is a statement per call (four
-        # thread hand-offs through aiosqlite).
-        if parsed.get_backend_name() != "sqlite":
-            engine_kwargs.setdefault("pool_pre_ping", True)
+        # No pool_pre_ping: a ping is a round trip before every call. A pooled connection
+        # the server dropped (restart, failover, idle timeout) is found by the call that
+        # fails on it, which runs again on a fresh connection (engine.Retries).
         try:
             engine = cls._create_engine(parsed, **engine_kwargs)
         except ModuleNotFoundError as exc:
