@@ -81,7 +81,9 @@ def test_a_connection_killed_mid_write_is_run_again_on_a_fresh_one(
     armed = [True]
 
     def kill_before_messages(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if armed[0] and statement.lstrip().startswith("INSERT INTO sqlmemory_messages"):
+        # The insert of the messages (on PostgreSQL, inside the one statement of the
+        # append, whose session upsert comes first).
+        if armed[0] and "INSERT INTO sqlmemory_messages" in statement:
             armed[0] = False
             killer.kill(raw_pid(backend, conn.connection.dbapi_connection))
 

@@ -21,6 +21,7 @@ from sqlmemory.errors import SessionOwnerError, missing_driver_message
 from sqlmemory.policy import Policy, TailPolicy
 from sqlmemory.storage.checks import DEFAULT_MAX_BLOB_BYTES, check_messages, check_session_id
 from sqlmemory.storage.owners import check_owner
+from sqlmemory.storage.sql import one_statement_append
 from sqlmemory.storage.sql.codec import EncodedMessage, encode_message
 from sqlmemory.storage.sql.engine import ONE_STATEMENT_OPTION, WRITE_OPTION, configure_engine
 from sqlmemory.types import Message
@@ -73,6 +74,13 @@ class SqlStorageBase(Generic[EngineT]):
         one_statement = self._one_statement_options
         self._one_statement_reader: EngineT | None = (
             engine.execution_options(**one_statement) if one_statement is not None else None
+        )
+        # PostgreSQL: a write of one statement (an append) in autocommit, its own
+        # transaction, without the BEGIN and COMMIT round trips.
+        self._one_statement_writer: EngineT | None = (
+            engine.execution_options(**self._write_options, isolation_level="AUTOCOMMIT")
+            if self._dialect == "postgresql"
+            else None
         )
 
     @classmethod
@@ -204,6 +212,16 @@ class SqlStorageBase(Generic[EngineT]):
         scoped._owner = owner
         scoped._owns_engine = False
         return scoped
+
+    def _one_statement_append(self, encoded: Sequence[EncodedMessage]) -> bool:
+        """Whether ``encoded`` is appended in one statement in autocommit (PostgreSQL, the
+        unscoped storage, a batch that fits): an owned view checks the owner the lock
+        returns before it writes, in a transaction."""
+        return (
+            self._one_statement_writer is not None
+            and self._owner is None
+            and one_statement_append.fits(encoded)
+        )
 
     def _prepare(
         self, session_id: str, messages: Sequence[Message]
