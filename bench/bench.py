@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.engine import make_url
+
 # The sibling modules import each other by name; bench/ is on sys.path when this file is
 # run as a script, not when it is loaded by path (as the smoke test does).
 BENCH_DIR = Path(__file__).resolve().parent
@@ -36,6 +38,7 @@ if str(BENCH_DIR) not in sys.path:
 
 from async_side import AsyncSide, async_url  # noqa: E402
 from backends import open_postgres, open_sqlite, safe_url  # noqa: E402
+from latency_proxy import LatencyProxy  # noqa: E402
 from machine import machine_info  # noqa: E402
 from peers import NAMES as PEER_NAMES  # noqa: E402
 from peers import PEERS, Peers, missing, versions  # noqa: E402
@@ -69,11 +72,14 @@ def run(
     log: Callable[[str], None] | None = None,
     peers: Sequence[str] | None = None,
     async_storage: bool = True,
+    latency_ms: float = 0.0,
 ) -> dict[str, Any]:
     """Run every scenario on each backend in ``backends``; returns (and writes) the report.
 
     ``peers`` names the peer stores to run (default: every one installed);
-    ``async_storage`` times ``AsyncSqlStorage`` beside the sync storage.
+    ``async_storage`` times ``AsyncSqlStorage`` beside the sync storage; ``latency_ms``
+    puts a :class:`~latency_proxy.LatencyProxy` delaying each direction that much between
+    every system measured and PostgreSQL.
     """
     say = log or (lambda message: print(message, file=sys.stderr, flush=True))
     run_id = uuid.uuid4().hex[:10]
@@ -86,9 +92,21 @@ def run(
         "peers": {"versions": versions(), "skipped": {}},
     }
     started = time.perf_counter()
+    proxy: LatencyProxy | None = None
+    if latency_ms > 0 and "postgresql" in backends:
+        target = make_url(pg_url)
+        proxy = LatencyProxy(target.host or "127.0.0.1", target.port or 5432, latency_ms).start()
+        pg_url = proxy.url(pg_url)
     for name in backends:
         try:
             backend = open_sqlite(sqlite_dir) if name == "sqlite" else open_postgres(pg_url)
+            if proxy is not None and name == "postgresql":
+                backend.info["latency_proxy"] = {
+                    "delay_ms_each_way": latency_ms,
+                    "round_trip_ms": proxy.measured_round_trip_ms(pg_url),
+                }
+                measured = backend.info["latency_proxy"]["round_trip_ms"]
+                say(f"latency proxy: a SELECT 1 round trip takes {measured} ms")
         except Exception as exc:  # an unreachable server: say so and go on without it
             if name == "sqlite":
                 raise
@@ -123,6 +141,8 @@ def run(
                 backend.storage.close()
                 for step in backend.cleanup:
                     step()
+    if proxy is not None:
+        proxy.stop()
     report["scaling"] = derived(report["results"])
     report["targets"] = targets(report["results"], report["scaling"])
     report["seconds"] = round(time.perf_counter() - started, 1)
@@ -165,6 +185,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="on",
         help="time AsyncSqlStorage beside the sync storage ('on', the default) or not ('none')",
     )
+    parser.add_argument(
+        "--latency-ms",
+        type=float,
+        default=0.0,
+        help="delay each direction between every system and PostgreSQL by this many ms, "
+        "through a TCP proxy (bench/latency_proxy.py): a network; the measured round trip "
+        "is printed",
+    )
     args = parser.parse_args(argv)
     if args.peers == "all":
         args.peer_list = None
@@ -194,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.sqlite_dir,
         peers=args.peer_list,
         async_storage=args.async_side == "on",
+        latency_ms=args.latency_ms,
     )
     m = report["machine"]
     print(
@@ -205,6 +234,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         version = info.get("sqlite_version") or info.get("server_version")
         driver = f"; async storage on {info['async_driver']}" if "async_driver" in info else ""
         print(f"{name}: {version}{driver}")
+        if "latency_proxy" in info:
+            proxy = info["latency_proxy"]
+            print(
+                f"  through a latency proxy: {proxy['delay_ms_each_way']} ms each way, "
+                f"a SELECT 1 round trip measured at {proxy['round_trip_ms']} ms"
+            )
     print("peers: " + (" ".join(f"{k}={v}" for k, v in report["peers"]["versions"].items()) or "-"))
     for peer, reason in report["peers"]["skipped"].items():
         print(f"  {peer} not run: {reason}")

@@ -109,29 +109,55 @@ def _param_count(params: Any) -> int:
     return 0
 
 
-def test_append_one_message_is_one_short_transaction(storage: Any, backend: str) -> None:
+ONE_STATEMENT_APPEND = ["WITH sqlmemory_sessions"]
+"""PostgreSQL's append (of the unscoped storage): one statement in autocommit, a WITH whose
+first part is the session upsert (one_statement_append.py)."""
+
+
+def _stored(engine: sa.Engine, table: str, sid: str = "s") -> int:
+    with engine.connect() as conn:
+        query = f"SELECT COUNT(*) FROM {table} WHERE session_id = :sid"  # noqa: S608
+        return int(conn.execute(sa.text(query), {"sid": sid}).scalar_one())
+
+
+def test_append_one_message_is_one_short_transaction(
+    storage: Any, backend: str, engine: sa.Engine
+) -> None:
     storage.append("s", Message.user("first"))  # the session row exists from here on
     with recording(storage.sync_engine) as rec:
         storage.append("s", Message.user("second"))
     # The upsert that locks the session and allocates the seq, then the insert; MySQL
     # cannot RETURN from an upsert, so it reads the allocated seq in a third statement.
-    expected = 3 if backend == "mysql" else 2
+    # PostgreSQL does both in one statement, in autocommit: no BEGIN, no COMMIT.
+    expected = {"mysql": 3, "postgresql": 1}.get(backend, 2)
     assert len(rec.data_statements()) == expected, rec.data_statements()
-    assert rec.inserted("sqlmemory_messages") == 1
-    assert rec.inserted("sqlmemory_blocks") == 0  # one text block lives in the message row
+    if backend == "postgresql":
+        assert rec.statements[0][0].lstrip().startswith("WITH lock AS"), rec.statements
+        assert rec.autocommit == [True]
+    else:
+        assert rec.inserted("sqlmemory_messages") == 1
+    assert _stored(engine, "sqlmemory_messages") == 2
+    assert _stored(engine, "sqlmemory_blocks") == 0  # one text block lives in the message row
 
 
-def test_append_batch_uses_one_insert_per_table(storage: Any, backend: str) -> None:
+def test_append_batch_uses_one_insert_per_table(
+    storage: Any, backend: str, engine: sa.Engine
+) -> None:
     batch = [Message.user(f"m{i}") for i in range(50)]
     batch.append(Message.user(["with image", ImageBlock(_png(1), "image/png")]))
+    assert storage.count("s") == 0  # the schema check, before the recording
     with recording(storage.sync_engine) as rec:
         storage.append("s", *batch)
-    inserts = rec.touching("sqlmemory_messages", "INSERT")
-    assert len(inserts) == 1, "50 messages must go in one multi-row INSERT"
-    assert rec.inserted("sqlmemory_messages") == 51
-    assert rec.inserted("sqlmemory_blocks") == 1  # the leading text stays in its message row
-    assert rec.inserted("sqlmemory_blobs") == 1
+    if backend == "postgresql":
+        assert rec.shape() == ONE_STATEMENT_APPEND
+    else:
+        inserts = rec.touching("sqlmemory_messages", "INSERT")
+        assert len(inserts) == 1, "50 messages must go in one multi-row INSERT"
+        assert rec.inserted("sqlmemory_messages") == 51
+    assert _stored(engine, "sqlmemory_blocks") == 1  # the leading text stays in its row
+    assert _stored(engine, "sqlmemory_blobs") == 1
     assert storage.count("s") == 51
+    assert [m.text_content() for m in storage.load("s")] == [m.text_content() for m in batch]
 
 
 ONE_STATEMENT_READS = ("postgresql", "sqlite")
@@ -149,31 +175,41 @@ def _lock(backend: str) -> list[str]:
 
 @pytest.mark.parametrize("size", [1, 2, 100])
 def test_append_of_text_messages_is_the_lock_and_one_insert(
-    storage: Any, backend: str, size: int
+    storage: Any, backend: str, size: int, engine: sa.Engine
 ) -> None:
     storage.append("s", Message.user("first"))
     with recording(storage.sync_engine) as rec:
         storage.append("s", *(Message.user(f"m{i}") for i in range(size)))
-    assert rec.shape() == [*_lock(backend), "INSERT sqlmemory_messages"]
-    assert rec.inserted("sqlmemory_messages") == size
+    if backend == "postgresql":
+        assert rec.shape() == ONE_STATEMENT_APPEND
+    else:
+        assert rec.shape() == [*_lock(backend), "INSERT sqlmemory_messages"]
+        assert rec.inserted("sqlmemory_messages") == size
+    assert _stored(engine, "sqlmemory_messages") == size + 1
 
 
 def test_append_of_a_batch_with_images_adds_the_blob_check_and_one_insert_per_table(
-    storage: Any, backend: str
+    storage: Any, backend: str, engine: sa.Engine
 ) -> None:
     batch = [Message.user([f"picture {i}", ImageBlock(_png(i % 2), "image/png")]) for i in range(6)]
     storage.append("s", Message.user("first"))
     with recording(storage.sync_engine) as rec:
         storage.append("s", *batch, Message.user("after"))
-    assert rec.shape() == [
-        *_lock(backend),
-        "SELECT sqlmemory_blobs",  # which of the batch's blobs the session holds already
-        "INSERT sqlmemory_blobs",
-        "INSERT sqlmemory_messages",
-        "INSERT sqlmemory_blocks",
-    ]
-    assert rec.inserted("sqlmemory_blobs") == 2  # two distinct images, each stored once
-    assert rec.inserted("sqlmemory_blocks") == 6
+    if backend == "postgresql":
+        # One statement: blobs the session holds already are skipped (ON CONFLICT).
+        assert rec.shape() == ONE_STATEMENT_APPEND
+    else:
+        assert rec.shape() == [
+            *_lock(backend),
+            "SELECT sqlmemory_blobs",  # which of the batch's blobs the session holds already
+            "INSERT sqlmemory_blobs",
+            "INSERT sqlmemory_messages",
+            "INSERT sqlmemory_blocks",
+        ]
+    assert _stored(engine, "sqlmemory_blobs") == 2  # two distinct images, each stored once
+    assert _stored(engine, "sqlmemory_blocks") == 6
+    storage.append("s", Message.user(["again", ImageBlock(_png(0), "image/png")]))
+    assert _stored(engine, "sqlmemory_blobs") == 2  # stored already: not again
 
 
 def _filled(storage: Any, images: bool) -> list[Message]:

@@ -14,6 +14,7 @@ from sqlalchemy.util import await_only
 from sqlmemory.errors import StorageError, is_transient
 
 __all__ = [
+    "IDEMPOTENT",
     "MAX_TRANSIENT_RETRIES",
     "ONE_STATEMENT_OPTION",
     "SQLITE_BUSY_TIMEOUT_MS",
@@ -28,6 +29,11 @@ failure, lock wait timeout) is run again before the caller gets a ``StorageError
 _FIRST_DELAY = 0.01
 _MAX_DELAY = 0.5
 
+IDEMPOTENT = frozenset({"append", "save"})
+"""The writes run again after a dead connection even if their commit may have happened:
+a second append of the same messages, or a second save of the same history, writes
+nothing (``docs/contract/persistence.md``, idempotency)."""
+
 WRITE_OPTION = "sqlmemory_write"
 ONE_STATEMENT_OPTION = "sqlmemory_one_statement"
 """SQLite: a read of one SELECT, sent without BEGIN (the statement is its own snapshot)."""
@@ -41,10 +47,13 @@ class Retries:
       whole transaction back) is run again after a jittered, doubling delay, at most
       :data:`MAX_TRANSIENT_RETRIES` times; then a :class:`~sqlmemory.errors.StorageError`
       says what happened and what to do.
-    - A read whose connection died (server restart, failover, idle timeout) runs once
-      more, at once, on a fresh connection. A write never does: the caller cannot know
-      whether a commit whose answer was lost happened, and its retry of an append is
-      safe anyway (message ids make it idempotent).
+    - A call whose connection died (server restart, failover, idle timeout: what a ping
+      before every call would have found, for a round trip per call) runs once more, at
+      once, on a fresh connection: a read; a write that failed before its ``COMMIT`` was
+      sent (the server rolled it back); and an append or a save whatever failed, since
+      running one again after a commit whose answer was lost writes nothing more
+      (:data:`IDEMPOTENT`). Any other write whose commit was in flight is raised: it
+      may have happened.
     - Anything else is raised as it is.
 
     Examples:
@@ -59,8 +68,11 @@ class Retries:
         self.transient = 0
         self.reconnected = False
 
-    def delay_after(self, exc: DBAPIError) -> float:
-        """Seconds to wait before the next attempt after ``exc``; raises when none is due."""
+    def delay_after(self, exc: DBAPIError, committing: bool = False) -> float:
+        """Seconds to wait before the next attempt after ``exc``; raises when none is due.
+
+        ``committing``: ``exc`` came once the work was done, from its ``COMMIT``.
+        """
         if is_transient(exc):
             self.transient += 1
             if self.transient > MAX_TRANSIENT_RETRIES:
@@ -74,10 +86,13 @@ class Retries:
                 ) from exc
             ceiling: float = min(_MAX_DELAY, _FIRST_DELAY * 2.0 ** (self.transient - 1))
             return ceiling * random.uniform(0.5, 1.5)  # noqa: S311 - jitter, not secrecy
-        if not self.write and exc.connection_invalidated and not self.reconnected:
+        if exc.connection_invalidated and not self.reconnected and self._rerunnable(committing):
             self.reconnected = True
             return 0.0
         raise exc
+
+    def _rerunnable(self, committing: bool) -> bool:
+        return not self.write or not committing or self.action in IDEMPOTENT
 
 
 def _sqlite_begin(conn: Connection) -> None:

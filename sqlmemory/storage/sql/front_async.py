@@ -75,31 +75,54 @@ class AsyncSqlFront(SqlStorageBase[AsyncEngine]):
                 await run_sync(conn, self._check_schema)
 
     @asynccontextmanager
-    async def _transaction(self, write: bool) -> AsyncIterator[AsyncConnection]:
+    async def _transaction(
+        self, write: bool, one_statement: bool = False
+    ) -> AsyncIterator[AsyncConnection]:
+        """A transaction to write in (or read, without ``write``); with ``one_statement``,
+        a connection in autocommit for a write of one statement (PostgreSQL)."""
         await self._ensure_schema()
-        async with (self._writer if write else self._reader).begin() as conn:
+        engine = self._writer if write else self._reader
+        if one_statement and self._one_statement_writer is not None:
+            engine = self._one_statement_writer
+        async with engine.begin() as conn:
             yield conn
 
     async def _run(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
         with translate_db_errors(action):
             return await self._attempt(action, write, fn, *args)
 
-    async def _attempt(self, action: str, write: bool, fn: Callable[..., T], *args: Any) -> T:
+    async def _attempt(
+        self,
+        action: str,
+        write: bool,
+        fn: Callable[..., T],
+        *args: Any,
+        one_statement: bool = False,
+    ) -> T:
         """Run ``fn`` in a transaction; a cancelled caller waits until it has ended."""
-        return await finish_before_cancel(self._attempt_unshielded(action, write, fn, *args))
+        work = self._attempt_unshielded(action, write, fn, *args, one_statement=one_statement)
+        return await finish_before_cancel(work)
 
     async def _attempt_unshielded(
-        self, action: str, write: bool, fn: Callable[..., T], *args: Any
+        self,
+        action: str,
+        write: bool,
+        fn: Callable[..., T],
+        *args: Any,
+        one_statement: bool = False,
     ) -> T:
         """Run ``fn`` in a transaction, again when :class:`Retries` says so (it rolled
-        back whole: a deadlock, or a read's dead connection)."""
+        back whole: a deadlock, or a dead connection)."""
         retries = Retries(action, write=write)
         while True:
+            committing = False
             try:
-                async with self._transaction(write) as conn:
-                    return await run_sync(conn, fn, *args)
+                async with self._transaction(write, one_statement) as conn:
+                    result = await run_sync(conn, fn, *args)
+                    committing = True
+                return result
             except DBAPIError as exc:
-                delay = retries.delay_after(exc)
+                delay = retries.delay_after(exc, committing)
             await sleep(delay)
 
     async def _read_tail(self, action: str, sid: str, policy: TailPolicy) -> list[Message]:

@@ -18,7 +18,17 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Executable, bindparam, case, delete, exists, select, update
+from sqlalchemy import (
+    Connection,
+    Executable,
+    bindparam,
+    case,
+    delete,
+    exists,
+    null,
+    select,
+    update,
+)
 from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from sqlmemory.storage.owners import refuse
@@ -69,8 +79,10 @@ def _lock_statements(dialect: str, keep_history: bool) -> tuple[Executable, Exec
     if not keep_history:
         # An append: the record counts the new messages and its clock moves.
         cleared = {
-            "history_digest": None,
-            "history_len": None,
+            # null(), not None: the literal SQL NULL, which needs no parameter (a None
+            # becomes one, which the upsert cannot bind inside a WITH).
+            "history_digest": null(),
+            "history_len": null(),
             "message_count": session.message_count + bindparam("k"),
             "updated_at": later(session.updated_at, bindparam("now")),
         }

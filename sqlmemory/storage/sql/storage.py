@@ -41,6 +41,7 @@ from sqlmemory.storage.sql import (
     deletes,
     joint_reads,
     joint_writes,
+    one_statement_append,
     reads,
     rewrites,
     splices,
@@ -100,7 +101,14 @@ class SqlStorage(SqlSearch, SqlUsage, SqlCatalog, SqlBranches):
         now = utc_now()
         with translate_db_errors("append"):
             try:
-                self._attempt("append", True, writes.append_fresh, sid, encoded, now, self._owner)
+                if self._one_statement_append(encoded):
+                    # PostgreSQL: one statement in autocommit, one round trip.
+                    one = one_statement_append.append_in_one_statement
+                    self._attempt("append", True, one, sid, encoded, now, one_statement=True)
+                else:
+                    self._attempt(
+                        "append", True, writes.append_fresh, sid, encoded, now, self._owner
+                    )
             except IntegrityError:
                 # An id is stored already: a retry, or a conflict. Decide it under the lock.
                 self._attempt(

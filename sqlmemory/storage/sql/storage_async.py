@@ -50,6 +50,7 @@ from sqlmemory.storage.sql import (
     deletes,
     joint_reads,
     joint_writes,
+    one_statement_append,
     reads,
     rewrites,
     splices,
@@ -111,9 +112,14 @@ class AsyncSqlStorage(AsyncSqlSearch, AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBr
         now = utc_now()
         with translate_db_errors("append"):
             try:
-                await self._attempt(
-                    "append", True, writes.append_fresh, sid, encoded, now, self._owner
-                )
+                if self._one_statement_append(encoded):
+                    # PostgreSQL: one statement in autocommit, one round trip.
+                    one = one_statement_append.append_in_one_statement
+                    await self._attempt("append", True, one, sid, encoded, now, one_statement=True)
+                else:
+                    await self._attempt(
+                        "append", True, writes.append_fresh, sid, encoded, now, self._owner
+                    )
             except IntegrityError:
                 # An id is stored already: a retry, or a conflict. Decide it under the lock.
                 await self._attempt(

@@ -21,6 +21,7 @@ from sqlmemory.errors import SessionOwnerError, missing_driver_message
 from sqlmemory.policy import Policy, TailPolicy
 from sqlmemory.storage.checks import DEFAULT_MAX_BLOB_BYTES, check_messages, check_session_id
 from sqlmemory.storage.owners import check_owner
+from sqlmemory.storage.sql import one_statement_append
 from sqlmemory.storage.sql.codec import EncodedMessage, encode_message
 from sqlmemory.storage.sql.engine import ONE_STATEMENT_OPTION, WRITE_OPTION, configure_engine
 from sqlmemory.types import Message
@@ -74,6 +75,13 @@ class SqlStorageBase(Generic[EngineT]):
         self._one_statement_reader: EngineT | None = (
             engine.execution_options(**one_statement) if one_statement is not None else None
         )
+        # PostgreSQL: a write of one statement (an append) in autocommit, its own
+        # transaction, without the BEGIN and COMMIT round trips.
+        self._one_statement_writer: EngineT | None = (
+            engine.execution_options(**self._write_options, isolation_level="AUTOCOMMIT")
+            if self._dialect == "postgresql"
+            else None
+        )
 
     @classmethod
     def from_url(
@@ -85,8 +93,9 @@ class SqlStorageBase(Generic[EngineT]):
     ) -> StorageT:
         """A storage over a new engine for ``url``, owned (and disposed) by the storage.
 
-        On a server database the engine pings pooled connections before use
-        (``pool_pre_ping=True``) unless ``engine_kwargs`` say otherwise.
+        The engine does not ping pooled connections before use: a call that finds its
+        connection dead runs again on a fresh one (``docs/contract/persistence.md``,
+        retries). ``engine_kwargs`` go to ``create_engine`` as they are.
 
         Raises:
             ValueError: ``url`` is no URL, names a database sqlmemory does not support, or
@@ -95,12 +104,9 @@ class SqlStorageBase(Generic[EngineT]):
             ModuleNotFoundError: the driver is not installed; the message names the extra.
         """
         parsed = check_url(url, is_async=cls._is_async())
-        # A pooled connection the server dropped (restart, failover, idle timeout) is
-        # found by a ping at checkout and replaced, instead of failing the call. A SQLite
-        # file has no server to drop it, and the ping is a statement per call (four
-        # thread hand-offs through aiosqlite).
-        if parsed.get_backend_name() != "sqlite":
-            engine_kwargs.setdefault("pool_pre_ping", True)
+        # No pool_pre_ping: a ping is a round trip before every call. A pooled connection
+        # the server dropped (restart, failover, idle timeout) is found by the call that
+        # fails on it, which runs again on a fresh connection (engine.Retries).
         try:
             engine = cls._create_engine(parsed, **engine_kwargs)
         except ModuleNotFoundError as exc:
@@ -206,6 +212,16 @@ class SqlStorageBase(Generic[EngineT]):
         scoped._owner = owner
         scoped._owns_engine = False
         return scoped
+
+    def _one_statement_append(self, encoded: Sequence[EncodedMessage]) -> bool:
+        """Whether ``encoded`` is appended in one statement in autocommit (PostgreSQL, the
+        unscoped storage, a batch that fits): an owned view checks the owner the lock
+        returns before it writes, in a transaction."""
+        return (
+            self._one_statement_writer is not None
+            and self._owner is None
+            and one_statement_append.fits(encoded)
+        )
 
     def _prepare(
         self, session_id: str, messages: Sequence[Message]

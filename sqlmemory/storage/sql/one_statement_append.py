@@ -1,0 +1,183 @@
+"""PostgreSQL: an append in one statement, so one round trip in all.
+
+A data-modifying ``WITH`` does in one statement what :func:`~sqlmemory.storage.sql.writes.append`
+does in three or more: the upsert of the session row that takes its lock and allocates
+the seqs (``lock``), the blobs the session does not hold yet (``ON CONFLICT DO
+NOTHING``), the message rows and the block rows, their seqs counted from what ``lock``
+returned. Sent in autocommit, the statement is its own transaction: no ``BEGIN``, no
+``COMMIT``, all or nothing. Every part reads ``lock``'s row, so the session's lock is
+taken before any row is written, as in the transaction; a stored message id makes the
+unique index fail the whole statement, and the caller then decides under the lock
+(:func:`~sqlmemory.storage.sql.writes.append_idempotent`), as after the other append.
+
+The rows are the codec's row dicts (:func:`~sqlmemory.storage.sql.codec.encode_message`),
+whatever columns they hold, bound in a ``VALUES`` list each: a column the codec adds flows
+through. Only the unscoped storage takes this path: an owned view's append checks the
+owner the upsert returns before it writes
+(:func:`~sqlmemory.storage.sql.session_lock.lock_session`).
+
+Examples:
+    >>> from sqlmemory.storage.sql.codec import encode_message
+    >>> from sqlmemory.types import Message
+    >>> statement, params = append_statement("chat-1", [encode_message(Message.user("hi"))])
+    >>> params["k"]
+    1
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    Executable,
+    Integer,
+    bindparam,
+    cast,
+    func,
+    select,
+    true,
+    union_all,
+)
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.sql.expression import ColumnElement
+
+from sqlmemory.storage.sql import base64_text
+from sqlmemory.storage.sql.codec import EncodedMessage
+from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table
+from sqlmemory.storage.sql.session_lock import _lock_statements
+
+__all__ = ["MAX_PARAMETERS", "append_in_one_statement", "append_statement", "fits"]
+
+MAX_PARAMETERS = 20_000
+"""The most values one statement binds (the drivers' limits: 65,535 for psycopg, 32,767
+for asyncpg); a larger batch is appended by the statements of a transaction, which
+insert its rows in batches."""
+
+_OFFSET = "sqlmemory_offset"
+"""The column of a ``VALUES`` list that says which message of the batch a row is of."""
+_BLOB_COLUMNS = ("sha256", "data", "size", "width", "height")
+
+_Shape = tuple[tuple[str, ...], int, tuple[str, ...], int, int]
+"""What a statement depends on: the message rows' columns and how many, the block rows'
+columns and how many, how many blobs. Parameter values never change it."""
+
+
+def _values(table: Any, names: Sequence[str], n: int, prefix: str) -> Any:
+    """``n`` rows of ``names`` (``table``'s columns, or :data:`_OFFSET`), each value the
+    parameter ``<prefix><row>_<column index>`` cast to its column's type, as a subquery.
+
+    A ``UNION ALL`` of one-row ``SELECT``s rather than a ``VALUES`` list, which SQLAlchemy
+    does not cache when its rows are parameters; the casts type a column NULL in every row.
+    """
+    types = [Integer() if c == _OFFSET else table.c[c].type for c in names]
+    rows = [
+        select(
+            *(
+                cast(bindparam(f"{prefix}{i}_{j}", type_=t), t).label(c)
+                for j, (c, t) in enumerate(zip(names, types, strict=True))
+            )
+        )
+        for i in range(n)
+    ]
+    return (union_all(*rows) if n > 1 else rows[0]).subquery(prefix)
+
+
+def _insert_rows(table: Any, names: Sequence[str], n: int, lock: Any, prefix: str) -> Any:
+    """``INSERT INTO table SELECT ...`` of ``n`` rows, each at the seq of its message."""
+    found = _values(table, [*names, _OFFSET], n, prefix)
+    seq: ColumnElement[Any] = lock.c.next_seq - bindparam("k") + found.c[_OFFSET]
+    chosen: list[Any] = [found.c[c] for c in names if c != "recorded_at"]
+    targets = [c for c in names if c != "recorded_at"]
+    if "recorded_at" in names:
+        # A message without a time of its own gets the session clock the lock moved.
+        chosen.append(func.coalesce(found.c.recorded_at, lock.c.last_recorded_at))
+        targets.append("recorded_at")
+    chosen += [bindparam("sid"), seq]
+    targets += ["session_id", "seq"]
+    rows_select = select(*chosen).select_from(found).join(lock, true())
+    return table.insert().from_select(targets, rows_select).cte(f"{prefix}written")
+
+
+@functools.lru_cache(maxsize=256)
+def _statement(shape: _Shape) -> Executable:
+    """The statement of one :data:`_Shape`, built once: SQLAlchemy then finds it compiled
+    in its cache, as for any other statement."""
+    message_names, n_messages, block_names, n_blocks, n_blobs = shape
+    # Inside a WITH, the session insert's Python-side column default is not applied.
+    upsert = _lock_statements("postgresql", False)[0]
+    lock = upsert.values(text_base64=False).cte("lock")  # type: ignore[attr-defined]
+    parts = [_insert_rows(messages_table, message_names, n_messages, lock, "m")]
+    if n_blocks:
+        parts.append(_insert_rows(blocks_table, block_names, n_blocks, lock, "b"))
+    if n_blobs:
+        found = _values(blobs_table, _BLOB_COLUMNS, n_blobs, "f")
+        chosen = [found.c[c] for c in _BLOB_COLUMNS]
+        rows_select = select(*chosen, bindparam("sid")).select_from(found).join(lock, true())
+        insert_blobs = (
+            postgresql.insert(blobs_table)
+            .from_select([*_BLOB_COLUMNS, "session_id"], rows_select)
+            .on_conflict_do_nothing()
+        )
+        parts.append(insert_blobs.cte("fwritten"))
+    return select(lock.c.next_seq).add_cte(*parts)
+
+
+def _bind(params: dict[str, Any], prefix: str, rows: Sequence[Sequence[Any]]) -> None:
+    for i, row in enumerate(rows):
+        for j, value in enumerate(row):
+            params[f"{prefix}{i}_{j}"] = value
+
+
+def fits(encoded: Sequence[EncodedMessage]) -> bool:
+    """Whether appending ``encoded`` binds few enough values for one statement, its rows
+    all of the same columns (as the codec makes them)."""
+    values = 0
+    keys = encoded[0].row.keys()
+    block_keys = None
+    for e in encoded:
+        if e.row.keys() != keys:
+            return False
+        for block in e.blocks:
+            block_keys = block_keys or block.keys()
+            if block.keys() != block_keys:
+                return False
+        values += len(e.row) + 2 + sum(len(b) + 1 for b in e.blocks) + 5 * len(e.blobs)
+        if values > MAX_PARAMETERS:
+            return False
+    return True
+
+
+def append_statement(
+    sid: str, encoded: Sequence[EncodedMessage]
+) -> tuple[Executable, dict[str, Any]]:
+    """The statement appending ``encoded`` to ``sid`` and the parameters it takes
+    (besides the clock ``clock``, ``now`` and the ``owner``)."""
+    message_rows: list[dict[str, Any]] = []
+    block_rows: list[dict[str, Any]] = []
+    for offset, e in enumerate(encoded):
+        message_rows.append({**e.row, "recorded_at": e.message.recorded_at, _OFFSET: offset})
+        block_rows.extend({**block, _OFFSET: offset} for block in e.blocks)
+    base64_text.escape(message_rows, base64_text.MESSAGE_TEXT)
+    base64_text.escape(block_rows, base64_text.BLOCK_TEXT)
+    blobs = list({b.sha256: b for e in encoded for b in e.blobs}.values())
+    message_names = tuple(n for n in message_rows[0] if n != _OFFSET)
+    block_names = tuple(n for n in block_rows[0] if n != _OFFSET) if block_rows else ()
+    shape = (message_names, len(message_rows), block_names, len(block_rows), len(blobs))
+    params: dict[str, Any] = {"sid": sid, "k": len(encoded)}
+    _bind(params, "m", [[*(r[n] for n in message_names), r[_OFFSET]] for r in message_rows])
+    _bind(params, "b", [[*(r[n] for n in block_names), r[_OFFSET]] for r in block_rows])
+    _bind(params, "f", [(b.sha256, b.data, len(b.data), b.width, b.height) for b in blobs])
+    return _statement(shape), params
+
+
+def append_in_one_statement(
+    conn: Connection, sid: str, encoded: Sequence[EncodedMessage], now: datetime
+) -> None:
+    """Append ``encoded`` to ``sid`` in one statement (``conn`` in autocommit: one round
+    trip); a stored message id raises ``IntegrityError`` and nothing is written."""
+    statement, params = append_statement(sid, encoded)
+    conn.execute(statement, {**params, "clock": now, "now": now, "owner": None}).all()
