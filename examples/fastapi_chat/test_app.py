@@ -76,12 +76,19 @@ def postgres_url(databases: Databases) -> str:
 
 @pytest.fixture(params=BACKENDS)
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An async URL of the backend under test."""
+    """An async URL of the backend under test, its ``sqlmemory_*`` tables empty.
+
+    The server databases are the suite's (tests/conftest.py), shared by the tests of one
+    pytest-xdist worker, the Flask example's among them: emptied first, as the suite's
+    ``engine`` fixture empties them, so that what another test left is never listed here.
+    """
     if request.param == "sqlite":
         return f"sqlite+aiosqlite:///{tmp_path / 'chat.db'}"
+    databases = request.getfixturevalue("databases")
+    databases.clean_engine(request.param)
     if request.param == "mysql":
-        # The suite's MySQL/MariaDB database (tests/conftest.py), through aiomysql.
-        return str(request.getfixturevalue("databases").async_url("mysql"))
+        # Through aiomysql.
+        return str(databases.async_url("mysql"))
     return str(request.getfixturevalue("postgres_url"))
 
 
