@@ -4,26 +4,21 @@ alone, under the store's lock (``docs/search.md``)."""
 from __future__ import annotations
 
 from sqlmemory.storage._memory_records import MemoryRecords
-from sqlmemory.storage.checks import check_session_id
-from sqlmemory.storage.owners import NOBODY, check_owner_filter, owner_filter
 from sqlmemory.storage.search_results import (
     Candidate,
     SearchPage,
-    check_limit,
+    check_search,
     collect,
     fetch_sorted,
-    start_walk,
+    finds_nothing,
 )
 from sqlmemory.storage.search_rules import (
     DEFAULT_MARKERS,
     SearchQuery,
-    check_markers,
     matches,
-    parse_query,
     score_of,
     visible_text,
 )
-from sqlmemory.types import utc_now
 
 __all__ = ["MemorySearch"]
 
@@ -49,18 +44,13 @@ class MemorySearch(MemoryRecords):
             ValueError: a query without a word or too long, a bad limit, session id,
                 owner or cursor.
         """
-        parsed = parse_query(query)
-        wanted = owner_filter(self._owner, check_owner_filter(owner))
-        sid = None if session_id is None else check_session_id(session_id)
-        limit = check_limit(limit)
-        markers = check_markers(markers)
-        state = start_walk(parsed, wanted, sid, cursor, utc_now())
-        if wanted == NOBODY:
+        call = check_search(query, self._owner, owner, session_id, limit, cursor, markers)
+        if finds_nothing(call):
             return SearchPage([], None)
         with self._lock:
-            found = self._matching(parsed, wanted, sid)
-        found = [c for c in found if c.recorded_at <= state.horizon]
-        return collect(parsed, state, limit, markers, fetch_sorted(found))
+            found = self._matching(call.query, call.owner, call.session_id)
+        found = [c for c in found if c.recorded_at <= call.state.horizon]
+        return collect(call.query, call.state, call.limit, call.markers, fetch_sorted(found))
 
     def _matching(self, query: SearchQuery, owner: str | None, sid: str | None) -> list[Candidate]:
         """Every message of the sessions asked for that matches (the lock is held)."""

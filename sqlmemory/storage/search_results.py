@@ -32,17 +32,28 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from sqlmemory.storage.search_rules import SearchQuery, matches, snippet
-from sqlmemory.types import Role
+from sqlmemory.storage.checks import check_session_id
+from sqlmemory.storage.owners import NOBODY, check_owner_filter, owner_filter
+from sqlmemory.storage.search_rules import (
+    SearchQuery,
+    check_markers,
+    matches,
+    parse_query,
+    snippet,
+)
+from sqlmemory.types import Role, utc_now
 
 __all__ = [
     "Candidate",
+    "SearchCall",
     "SearchHit",
     "SearchPage",
     "WalkState",
     "check_limit",
+    "check_search",
     "collect",
     "fetch_sorted",
+    "finds_nothing",
     "sort_key",
     "start_walk",
 ]
@@ -210,6 +221,49 @@ def start_walk(
     if not isinstance(cursor, str):
         raise TypeError(f"cursor must be a str or None, not {type(cursor).__name__}")
     return _decode(cursor, fingerprint)
+
+
+class SearchCall(NamedTuple):
+    """A ``search`` call's arguments, checked, with the walk its cursor continues."""
+
+    query: SearchQuery
+    owner: str | None
+    """The owner whose sessions are searched (:data:`~sqlmemory.storage.owners.NOBODY`
+    when a view's owner and ``owner=`` disagree), or ``None`` for every session."""
+    session_id: str | None
+    state: WalkState
+    limit: int
+    markers: tuple[str, str]
+
+
+def check_search(
+    query: object,
+    view_owner: str | None,
+    owner: object,
+    session_id: object,
+    limit: object,
+    cursor: object,
+    markers: object,
+) -> SearchCall:
+    """Every storage's checks of ``search``'s arguments, before any I/O.
+
+    Raises:
+        TypeError: an argument of the wrong type.
+        ValueError: a query without a word or too long, a bad limit, session id,
+            owner or cursor.
+    """
+    parsed = parse_query(query)
+    wanted = owner_filter(view_owner, check_owner_filter(owner))
+    sid = None if session_id is None else check_session_id(session_id)
+    checked_limit = check_limit(limit)
+    checked_markers = check_markers(markers)
+    state = start_walk(parsed, wanted, sid, cursor, utc_now())
+    return SearchCall(parsed, wanted, sid, state, checked_limit, checked_markers)
+
+
+def finds_nothing(call: SearchCall) -> bool:
+    """Whether the call is an owned view's search of another owner: no hit, no I/O."""
+    return call.owner == NOBODY
 
 
 Fetch = Callable[[Key | None, int], Sequence[Candidate]]

@@ -11,13 +11,10 @@ This file is the single source of :mod:`sqlmemory.storage.sql.search` (``SqlSear
 
 from __future__ import annotations
 
-from sqlmemory.storage.checks import check_session_id
-from sqlmemory.storage.owners import NOBODY, check_owner_filter, owner_filter
-from sqlmemory.storage.search_results import SearchPage, check_limit, start_walk
-from sqlmemory.storage.search_rules import DEFAULT_MARKERS, check_markers, parse_query
+from sqlmemory.storage.search_results import SearchPage, check_search, finds_nothing
+from sqlmemory.storage.search_rules import DEFAULT_MARKERS
 from sqlmemory.storage.sql import search_queries
 from sqlmemory.storage.sql.front_async import AsyncSqlFront
-from sqlmemory.types import utc_now
 
 __all__ = ["AsyncSqlSearch"]
 
@@ -64,13 +61,7 @@ class AsyncSqlSearch(AsyncSqlFront):
             ValueError: a query without a word (blank) or too long, a bad limit,
                 session id (``InvalidSessionIdError``), owner or cursor.
         """
-        parsed = parse_query(query)
-        wanted = owner_filter(self._owner, check_owner_filter(owner))
-        sid = None if session_id is None else check_session_id(session_id)
-        limit = check_limit(limit)
-        markers = check_markers(markers)
-        state = start_walk(parsed, wanted, sid, cursor, utc_now())
-        if wanted == NOBODY:
+        call = check_search(query, self._owner, owner, session_id, limit, cursor, markers)
+        if finds_nothing(call):
             return SearchPage([], None)
-        page = search_queries.search_page
-        return await self._run("search", False, page, parsed, wanted, sid, state, limit, markers)
+        return await self._run("search", False, search_queries.search_page, *call)
