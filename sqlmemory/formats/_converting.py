@@ -106,8 +106,9 @@ def items_of(
     return list(items)
 
 
-def format_extras(extras: Mapping[str, Any], fmt: Format) -> Mapping[str, Any]:
-    """The part of a block's or message's ``extras`` that format ``fmt`` put there.
+def format_extras(extras: Mapping[str, Any], fmt: str) -> Mapping[str, Any]:
+    """The part of a block's or message's ``extras`` that format ``fmt`` put there (a
+    provider format, or a framework adapter's key: ``"agent_framework"``).
 
     Examples:
         >>> format_extras({"anthropic": {"cache_control": {"type": "ephemeral"}}}, ANTHROPIC)

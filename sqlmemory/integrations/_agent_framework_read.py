@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlmemory.errors import InvalidMessageError
+from sqlmemory.formats._converting import format_extras
 from sqlmemory.types import (
     DOCUMENT_MEDIA_TYPES,
     IMAGE_MEDIA_TYPES,
@@ -92,11 +93,6 @@ def _message(
         return Message(kept, opaque, extras={AGENT_FRAMEWORK: own}, usage=usage)
 
 
-def _own(extras: Mapping[str, Any]) -> Mapping[str, Any]:
-    own = extras.get(AGENT_FRAMEWORK)
-    return own if isinstance(own, Mapping) else {}
-
-
 def _with_own(message: Message, own: Mapping[str, Any]) -> Message:
     return Message(
         message.role,
@@ -136,7 +132,9 @@ def _is_result(content: Mapping[str, Any]) -> bool:
 def _tool_results(contents: list[dict[str, Any]], dumped: dict[str, Any]) -> list[Message]:
     """One tool message per result; the first keeps the framework message's fields."""
     results = [_tool_result(c) for c in contents]
-    results[0] = _with_own(results[0], {**_own(results[0].extras), "message": dumped})
+    results[0] = _with_own(
+        results[0], {**format_extras(results[0].extras, AGENT_FRAMEWORK), "message": dumped}
+    )
     return results
 
 

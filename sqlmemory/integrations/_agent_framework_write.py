@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlmemory.formats import DroppedContentWarning
+from sqlmemory.formats._converting import format_extras
 from sqlmemory.integrations._agent_framework_read import AGENT_FRAMEWORK, NO_CONTENTS, data_uri
 from sqlmemory.types import (
     Block,
@@ -49,7 +50,7 @@ def message_dicts(messages: Iterable[Message]) -> list[dict[str, Any]]:
     """
     out: list[dict[str, Any]] = []
     for message in messages:
-        own = _own(message.extras)
+        own = format_extras(message.extras, AGENT_FRAMEWORK)
         contents = _contents(message, own)
         previous = out[-1] if out else None
         if (
@@ -63,11 +64,6 @@ def message_dicts(messages: Iterable[Message]) -> list[dict[str, Any]]:
         base = _own_field(own, "message", {"role": _AF_ROLES[message.role]})
         out.append({**base, "contents": contents})
     return out
-
-
-def _own(extras: Mapping[str, Any]) -> Mapping[str, Any]:
-    own = extras.get(AGENT_FRAMEWORK)
-    return own if isinstance(own, Mapping) else {}
 
 
 def _own_field(own: Mapping[str, Any], key: str, default: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +100,7 @@ def _result(message: Message, own: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _content(block: Block) -> dict[str, Any] | None:
-    rest = thaw_json(_own(block.extras))
+    rest = thaw_json(format_extras(block.extras, AGENT_FRAMEWORK))
     if isinstance(block, TextBlock):
         return {"type": "text", **rest, "text": block.text}
     if isinstance(block, ThinkingBlock):

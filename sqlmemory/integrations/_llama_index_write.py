@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlmemory.formats import DroppedContentWarning
+from sqlmemory.formats._converting import format_extras
 from sqlmemory.integrations._llama_index_read import LLAMA_INDEX, PLACEHOLDER, ROLE_NAMES
 from sqlmemory.types import (
     Block,
@@ -35,8 +36,7 @@ __all__ = ["dump_of"]
 
 
 def _own(extras: Mapping[str, Any]) -> dict[str, Any]:
-    own = extras.get(LLAMA_INDEX)
-    return dict(thaw_json(own)) if isinstance(own, Mapping) else {}
+    return dict(thaw_json(format_extras(extras, LLAMA_INDEX)))
 
 
 def _b64(data: bytes | None) -> str | None:
