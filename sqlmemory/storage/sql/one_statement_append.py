@@ -11,7 +11,7 @@ unique index fail the whole statement, and the caller then decides under the loc
 (:func:`~sqlmemory.storage.sql.writes.append_idempotent`), as after the other append.
 
 The rows are the codec's row dicts (:func:`~sqlmemory.storage.sql.codec.encode_message`),
-whatever columns they hold, bound in a ``VALUES`` list each: a column the codec adds flows
+whatever columns they hold, one array per column: a column the codec adds flows
 through. Only the unscoped storage takes this path: an owned view's append checks the
 owner the upsert returns before it writes
 (:func:`~sqlmemory.storage.sql.session_lock.lock_session`).
@@ -40,7 +40,6 @@ from sqlalchemy import (
     func,
     select,
     true,
-    union_all,
 )
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql.expression import ColumnElement
@@ -50,45 +49,38 @@ from sqlmemory.storage.sql.codec import EncodedMessage
 from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table
 from sqlmemory.storage.sql.session_lock import _lock_statements
 
-__all__ = ["MAX_PARAMETERS", "append_in_one_statement", "append_statement", "fits"]
+__all__ = ["MAX_VALUES", "append_in_one_statement", "append_statement", "fits"]
 
-MAX_PARAMETERS = 20_000
-"""The most values one statement binds (the drivers' limits: 65,535 for psycopg, 32,767
-for asyncpg); a larger batch is appended by the statements of a transaction, which
-insert its rows in batches."""
+MAX_VALUES = 200_000
+"""The most values one statement carries. They travel as one array per column, so the
+drivers' limits on bound parameters do not apply; past this a batch is appended by the
+statements of a transaction, which insert its rows in batches, so that one statement's
+arrays stay a bounded size in memory."""
 
 _OFFSET = "sqlmemory_offset"
-"""The column of a ``VALUES`` list that says which message of the batch a row is of."""
+"""The column of the rows that says which message of the batch a row is of."""
 _BLOB_COLUMNS = ("sha256", "data", "size", "width", "height")
 
-_Shape = tuple[tuple[str, ...], int, tuple[str, ...], int, int]
-"""What a statement depends on: the message rows' columns and how many, the block rows'
-columns and how many, how many blobs. Parameter values never change it."""
+_Shape = tuple[tuple[str, ...], tuple[str, ...], bool]
+"""What a statement depends on: the message rows' columns, the block rows' columns (none
+when the batch has no blocks), and whether it has blobs. The batch's size never changes
+it: a statement is built, compiled and prepared by the server once for every size."""
 
 
-def _values(table: Any, names: Sequence[str], n: int, prefix: str) -> Any:
-    """``n`` rows of ``names`` (``table``'s columns, or :data:`_OFFSET`), each value the
-    parameter ``<prefix><row>_<column index>`` cast to its column's type, as a subquery.
-
-    A ``UNION ALL`` of one-row ``SELECT``s rather than a ``VALUES`` list, which SQLAlchemy
-    does not cache when its rows are parameters; the casts type a column NULL in every row.
-    """
+def _rows(table: Any, names: Sequence[str], prefix: str) -> Any:
+    """The rows of ``names`` (``table``'s columns, or :data:`_OFFSET`) as ``unnest`` of
+    one array parameter per column, ``<prefix>_<column index>``, typed as its column."""
     types = [Integer() if c == _OFFSET else table.c[c].type for c in names]
-    rows = [
-        select(
-            *(
-                cast(bindparam(f"{prefix}{i}_{j}", type_=t), t).label(c)
-                for j, (c, t) in enumerate(zip(names, types, strict=True))
-            )
-        )
-        for i in range(n)
+    arrays = [
+        cast(bindparam(f"{prefix}_{j}", type_=postgresql.ARRAY(t)), postgresql.ARRAY(t))
+        for j, t in enumerate(types)
     ]
-    return (union_all(*rows) if n > 1 else rows[0]).subquery(prefix)
+    return func.unnest(*arrays).table_valued(*names).render_derived(name=prefix)
 
 
-def _insert_rows(table: Any, names: Sequence[str], n: int, lock: Any, prefix: str) -> Any:
-    """``INSERT INTO table SELECT ...`` of ``n`` rows, each at the seq of its message."""
-    found = _values(table, [*names, _OFFSET], n, prefix)
+def _insert_rows(table: Any, names: Sequence[str], lock: Any, prefix: str) -> Any:
+    """``INSERT INTO table SELECT ...`` of the rows, each at the seq of its message."""
+    found = _rows(table, [*names, _OFFSET], prefix)
     seq: ColumnElement[Any] = lock.c.next_seq - bindparam("k") + found.c[_OFFSET]
     chosen: list[Any] = [found.c[c] for c in names if c != "recorded_at"]
     targets = [c for c in names if c != "recorded_at"]
@@ -102,19 +94,19 @@ def _insert_rows(table: Any, names: Sequence[str], n: int, lock: Any, prefix: st
     return table.insert().from_select(targets, rows_select).cte(f"{prefix}written")
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _statement(shape: _Shape) -> Executable:
     """The statement of one :data:`_Shape`, built once: SQLAlchemy then finds it compiled
-    in its cache, as for any other statement."""
-    message_names, n_messages, block_names, n_blocks, n_blobs = shape
+    in its cache, and psycopg prepares it on the server, as for any other statement."""
+    message_names, block_names, has_blobs = shape
     # Inside a WITH, the session insert's Python-side column default is not applied.
     upsert = _lock_statements("postgresql", False)[0]
     lock = upsert.values(text_base64=False).cte("lock")  # type: ignore[attr-defined]
-    parts = [_insert_rows(messages_table, message_names, n_messages, lock, "m")]
-    if n_blocks:
-        parts.append(_insert_rows(blocks_table, block_names, n_blocks, lock, "b"))
-    if n_blobs:
-        found = _values(blobs_table, _BLOB_COLUMNS, n_blobs, "f")
+    parts = [_insert_rows(messages_table, message_names, lock, "m")]
+    if block_names:
+        parts.append(_insert_rows(blocks_table, block_names, lock, "b"))
+    if has_blobs:
+        found = _rows(blobs_table, _BLOB_COLUMNS, "f")
         chosen = [found.c[c] for c in _BLOB_COLUMNS]
         rows_select = select(*chosen, bindparam("sid")).select_from(found).join(lock, true())
         insert_blobs = (
@@ -127,13 +119,13 @@ def _statement(shape: _Shape) -> Executable:
 
 
 def _bind(params: dict[str, Any], prefix: str, rows: Sequence[Sequence[Any]]) -> None:
-    for i, row in enumerate(rows):
-        for j, value in enumerate(row):
-            params[f"{prefix}{i}_{j}"] = value
+    """One array per column of ``rows``."""
+    for j, column in enumerate(zip(*rows, strict=True)):
+        params[f"{prefix}_{j}"] = list(column)
 
 
 def fits(encoded: Sequence[EncodedMessage]) -> bool:
-    """Whether appending ``encoded`` binds few enough values for one statement, its rows
+    """Whether appending ``encoded`` carries few enough values for one statement, its rows
     all of the same columns (as the codec makes them)."""
     values = 0
     keys = encoded[0].row.keys()
@@ -146,7 +138,7 @@ def fits(encoded: Sequence[EncodedMessage]) -> bool:
             if block.keys() != block_keys:
                 return False
         values += len(e.row) + 2 + sum(len(b) + 1 for b in e.blocks) + 5 * len(e.blobs)
-        if values > MAX_PARAMETERS:
+        if values > MAX_VALUES:
             return False
     return True
 
@@ -166,12 +158,11 @@ def append_statement(
     blobs = list({b.sha256: b for e in encoded for b in e.blobs}.values())
     message_names = tuple(n for n in message_rows[0] if n != _OFFSET)
     block_names = tuple(n for n in block_rows[0] if n != _OFFSET) if block_rows else ()
-    shape = (message_names, len(message_rows), block_names, len(block_rows), len(blobs))
     params: dict[str, Any] = {"sid": sid, "k": len(encoded)}
     _bind(params, "m", [[*(r[n] for n in message_names), r[_OFFSET]] for r in message_rows])
     _bind(params, "b", [[*(r[n] for n in block_names), r[_OFFSET]] for r in block_rows])
     _bind(params, "f", [(b.sha256, b.data, len(b.data), b.width, b.height) for b in blobs])
-    return _statement(shape), params
+    return _statement((message_names, block_names, bool(blobs))), params
 
 
 def append_in_one_statement(
