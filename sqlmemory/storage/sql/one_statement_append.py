@@ -27,6 +27,7 @@ Examples:
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -35,8 +36,10 @@ from sqlalchemy import (
     Connection,
     Executable,
     Integer,
+    Text,
     bindparam,
     cast,
+    column,
     func,
     select,
     true,
@@ -68,14 +71,27 @@ it: a statement is built, compiled and prepared by the server once for every siz
 
 
 def _rows(table: Any, names: Sequence[str], prefix: str) -> Any:
-    """The rows of ``names`` (``table``'s columns, or :data:`_OFFSET`) as ``unnest`` of
-    one array parameter per column, ``<prefix>_<column index>``, typed as its column."""
-    types = [Integer() if c == _OFFSET else table.c[c].type for c in names]
+    """The rows of ``names`` (``table``'s columns, or :data:`_OFFSET`) from the JSON array
+    of objects bound as ``prefix``, each value typed as its column
+    (``json_to_recordset``)."""
+    columns = [column(c, Integer() if c == _OFFSET else table.c[c].type) for c in names]
+    rows = cast(bindparam(prefix, type_=Text()), postgresql.JSON)
+    return (
+        func.json_to_recordset(rows)
+        .table_valued(*columns)
+        .render_derived(name=prefix, with_types=True)
+    )
+
+
+def _blob_rows() -> Any:
+    """The blobs, as ``unnest`` of one array parameter per column, ``f_<column index>``
+    (bytes have no JSON form)."""
+    types = [blobs_table.c[c].type for c in _BLOB_COLUMNS]
     arrays = [
-        cast(bindparam(f"{prefix}_{j}", type_=postgresql.ARRAY(t)), postgresql.ARRAY(t))
+        cast(bindparam(f"f_{j}", type_=postgresql.ARRAY(t)), postgresql.ARRAY(t))
         for j, t in enumerate(types)
     ]
-    return func.unnest(*arrays).table_valued(*names).render_derived(name=prefix)
+    return func.unnest(*arrays).table_valued(*_BLOB_COLUMNS).render_derived(name="f")
 
 
 def _insert_rows(table: Any, names: Sequence[str], lock: Any, prefix: str) -> Any:
@@ -106,7 +122,7 @@ def _statement(shape: _Shape) -> Executable:
     if block_names:
         parts.append(_insert_rows(blocks_table, block_names, lock, "b"))
     if has_blobs:
-        found = _rows(blobs_table, _BLOB_COLUMNS, "f")
+        found = _blob_rows()
         chosen = [found.c[c] for c in _BLOB_COLUMNS]
         rows_select = select(*chosen, bindparam("sid")).select_from(found).join(lock, true())
         insert_blobs = (
@@ -118,10 +134,17 @@ def _statement(shape: _Shape) -> Executable:
     return select(lock.c.next_seq).add_cte(*parts)
 
 
-def _bind(params: dict[str, Any], prefix: str, rows: Sequence[Sequence[Any]]) -> None:
-    """One array per column of ``rows``."""
-    for j, column in enumerate(zip(*rows, strict=True)):
-        params[f"{prefix}_{j}"] = list(column)
+def _json(rows: Sequence[dict[str, Any]]) -> str:
+    """``rows`` as a JSON array of objects, times as ISO 8601 text.
+
+    No value holds NUL, which PostgreSQL cannot turn into text: ids refuse control
+    characters, free text that holds NUL is in base64 by now, and the search text has it
+    as a space."""
+    for row in rows:
+        at = row.get("recorded_at")
+        if at is not None:
+            row["recorded_at"] = at.isoformat()
+    return json.dumps(rows, ensure_ascii=False, separators=(",", ":"))
 
 
 def fits(encoded: Sequence[EncodedMessage]) -> bool:
@@ -159,9 +182,13 @@ def append_statement(
     message_names = tuple(n for n in message_rows[0] if n != _OFFSET)
     block_names = tuple(n for n in block_rows[0] if n != _OFFSET) if block_rows else ()
     params: dict[str, Any] = {"sid": sid, "k": len(encoded)}
-    _bind(params, "m", [[*(r[n] for n in message_names), r[_OFFSET]] for r in message_rows])
-    _bind(params, "b", [[*(r[n] for n in block_names), r[_OFFSET]] for r in block_rows])
-    _bind(params, "f", [(b.sha256, b.data, len(b.data), b.width, b.height) for b in blobs])
+    params["m"] = _json(message_rows)
+    if block_rows:
+        params["b"] = _json(block_rows)
+    for j, values in enumerate(
+        zip(*((b.sha256, b.data, len(b.data), b.width, b.height) for b in blobs), strict=True)
+    ):
+        params[f"f_{j}"] = list(values)
     return _statement((message_names, block_names, bool(blobs))), params
 
 
