@@ -10,9 +10,13 @@ taken before any row is written, as in the transaction; a stored message id make
 unique index fail the whole statement, and the caller then decides under the lock
 (:func:`~sqlmemory.storage.sql.writes.append_idempotent`), as after the other append.
 
+The message rows and the block rows travel as one JSON array each
+(``json_to_recordset``, every column typed as its table's), the blobs as one array per
+column (``unnest``), so the statement is the same text whatever the batch's size:
+compiled by SQLAlchemy, and prepared by psycopg, once.
+
 The rows are the codec's row dicts (:func:`~sqlmemory.storage.sql.codec.encode_message`),
-whatever columns they hold, one array per column: a column the codec adds flows
-through. Only the unscoped storage takes this path: an owned view's append checks the
+whatever columns they hold: a column the codec adds flows through. Only the unscoped storage takes this path: an owned view's append checks the
 owner the upsert returns before it writes
 (:func:`~sqlmemory.storage.sql.session_lock.lock_session`).
 
@@ -55,8 +59,8 @@ from sqlmemory.storage.sql.session_lock import _lock_statements
 __all__ = ["MAX_VALUES", "append_in_one_statement", "append_statement", "fits"]
 
 MAX_VALUES = 200_000
-"""The most values one statement carries. They travel as one array per column, so the
-drivers' limits on bound parameters do not apply; past this a batch is appended by the
+"""The most values one statement carries. They travel as a few JSON documents and
+arrays, so the drivers' limits on bound parameters do not apply; past this a batch is appended by the
 statements of a transaction, which insert its rows in batches, so that one statement's
 arrays stay a bounded size in memory."""
 
