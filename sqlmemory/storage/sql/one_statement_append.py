@@ -16,8 +16,9 @@ column (``unnest``), so the statement is the same text whatever the batch's size
 compiled by SQLAlchemy, and prepared by psycopg, once.
 
 The rows are the codec's row dicts (:func:`~sqlmemory.storage.sql.codec.encode_message`),
-whatever columns they hold: a column the codec adds flows through. Only the unscoped storage takes this path: an owned view's append checks the
-owner the upsert returns before it writes
+whatever columns they hold: a column the codec adds flows through. Only the unscoped
+storage takes this path: an owned view's append checks the owner the upsert returns
+before it writes
 (:func:`~sqlmemory.storage.sql.session_lock.lock_session`).
 
 Examples:
@@ -60,9 +61,9 @@ __all__ = ["MAX_VALUES", "append_in_one_statement", "append_statement", "fits"]
 
 MAX_VALUES = 200_000
 """The most values one statement carries. They travel as a few JSON documents and
-arrays, so the drivers' limits on bound parameters do not apply; past this a batch is appended by the
-statements of a transaction, which insert its rows in batches, so that one statement's
-arrays stay a bounded size in memory."""
+arrays, so the drivers' limits on bound parameters do not apply; past this a batch is
+appended by the statements of a transaction, which insert its rows in batches, so that
+one statement's parameters stay a bounded size in memory."""
 
 _OFFSET = "sqlmemory_offset"
 """The column of the rows that says which message of the batch a row is of."""
