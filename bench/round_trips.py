@@ -142,10 +142,19 @@ def tool_turn(tag: str, seed: int) -> list[Message]:
     ]
 
 
-OPERATIONS = ("append_one", "append_batch", "window_read", "full_read", "save", "pop")
+OPERATIONS = (
+    "append_one",
+    "append_batch",
+    "image_window_read",
+    "window_read",
+    "full_read",
+    "save",
+    "pop",
+)
 """The calls counted, each on a session that holds history already (the steady state):
 ``append_one`` one text message, ``append_batch`` a user message with an image, a tool
-call and its result (messages, blocks and a blob), ``window_read``
+call and its result (messages, blocks and a blob), ``image_window_read``
+``load(sid, FixedWindow(5))`` holding that image, ``window_read``
 ``load(sid, FixedWindow(20))`` of text messages, ``full_read`` ``load(sid)`` of the same,
 ``save`` the history read plus one message, ``pop`` the newest message."""
 
@@ -160,6 +169,7 @@ def measure(storage: Any, sid: str, engine: sa.Engine | None = None) -> dict[str
     calls: dict[str, Callable[[], Any]] = {
         "append_one": lambda: storage.append(sid, Message.user("one more")),
         "append_batch": lambda: storage.append(sid, *tool_turn(sid, 1)),
+        "image_window_read": lambda: storage.load(sid, FixedWindow(5)),
         "window_read": lambda: storage.load(sid, FixedWindow(20)),
         "full_read": lambda: storage.load(sid),
         "save": lambda: storage.save(sid, [*storage.load(sid), Message.user("saved")]),

@@ -22,6 +22,7 @@ EXPECTED = {
     # operation: (sqlite, postgresql, mysql)
     "append_one": (4, 1, 4),
     "append_batch": (7, 1, 7),
+    "image_window_read": (2, 2, 3),
     "window_read": (1, 1, 2),
     "full_read": (5, 5, 4),
     "save": (6, 6, 6),

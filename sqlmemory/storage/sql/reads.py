@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, overload
 
 from sqlalchemy import (
     ClauseElement,
@@ -186,16 +186,37 @@ def _blobs(
     return {sha: (bytes(data), width, height) for sha, data, width, height in found}
 
 
+@overload
 def build_messages(
     conn: Connection, sid: str, rows: Sequence[Row], known: BlockRows | None = None
-) -> list[Message]:
+) -> list[Message]: ...
+
+
+@overload
+def build_messages(
+    conn: Connection, sid: str, rows: Sequence[Row], known: BlockRows | None, missing_ok: bool
+) -> list[Message] | None: ...
+
+
+def build_messages(
+    conn: Connection,
+    sid: str,
+    rows: Sequence[Row],
+    known: BlockRows | None = None,
+    missing_ok: bool = False,
+) -> list[Message] | None:
     """Build messages from their rows, reading block rows (those not ``known`` already)
-    and blob bytes only for them."""
+    and blob bytes only for them. With ``missing_ok``, ``None`` if a blob the block rows
+    point at is not found (read outside a transaction, its messages deleted since)."""
     wanted = {r[SEQ] for r in rows if r[N_BLOCKS]}
     if not wanted:
         return [decode_message(r, ()) for r in rows]
     block_rows = _block_rows(conn, sid, wanted, known)
     blobs = _blobs(conn, sid, block_rows)
+    if missing_ok and any(
+        b["blob_sha256"] is not None and b["blob_sha256"] not in blobs for b in block_rows
+    ):
+        return None
     by_seq: dict[int, list[Block]] = {}
     for b in block_rows:
         by_seq.setdefault(b["seq"], []).append(decode_block(b, blobs))

@@ -259,20 +259,18 @@ class _Tail:
             head_page = fetch_rows(self.conn, after, params)
 
     def messages(self, rows: list[Row]) -> list[Message]:
-        if self.one_statement and self._needs_more(rows):
+        if not self.one_statement:
+            return build_messages(self.conn, self.sid, rows, self.blocks)
+        if any(r[N_BLOCKS] and r[SEQ] not in self.blocks for r in rows):
+            raise _NeedsTransaction  # block rows not read with the page (a long head's)
+        # Blob bytes come from a second statement, outside a transaction too: a blob is
+        # keyed by its content's hash, so bytes found are the ones the page's rows point
+        # at. Only a blob gone meanwhile (its messages deleted) sends the read to a
+        # snapshot transaction.
+        messages = build_messages(self.conn, self.sid, rows, self.blocks, missing_ok=True)
+        if messages is None:
             raise _NeedsTransaction
-        return build_messages(self.conn, self.sid, rows, self.blocks)
-
-    def _needs_more(self, rows: list[Row]) -> bool:
-        """Whether building ``rows`` takes another statement: for block rows not read
-        with the page (a long head's), or for blob bytes."""
-        blocks = self.blocks
-        for r in rows:
-            if r[N_BLOCKS]:
-                found = blocks.get(r[SEQ])
-                if found is None or any(b["blob_sha256"] is not None for b in found):
-                    return True
-        return False
+        return messages
 
 
 def read_tail(
