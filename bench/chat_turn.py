@@ -367,7 +367,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def render(results: Sequence[dict[str, Any]]) -> str:
     """One line per case: each store's turns/s and p50/p99 (ms)."""
-    cases = sorted({(r["clients"], r["shared_session"]) for r in results}, key=lambda x: x[1])
+    cases = sorted(
+        {(r["clients"], r["shared_session"]) for r in results}, key=lambda x: (x[1], x[0])
+    )
     stores = list(dict.fromkeys(r["store"] for r in results))
     lines = [f"{'clients':>14} " + "".join(f"{s:>28}" for s in stores)]
     lines.append(f"{'':>14} " + "".join(f"{'turns/s  p50  p99':>28}" for _ in stores))
