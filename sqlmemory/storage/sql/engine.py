@@ -17,6 +17,7 @@ __all__ = [
     "IDEMPOTENT",
     "MAX_TRANSIENT_RETRIES",
     "ONE_STATEMENT_OPTION",
+    "READY",
     "SQLITE_BUSY_TIMEOUT_MS",
     "WRITE_OPTION",
     "Retries",
@@ -38,6 +39,8 @@ WRITE_OPTION = "sqlmemory_write"
 ONE_STATEMENT_OPTION = "sqlmemory_one_statement"
 """SQLite: a read of one SELECT, sent without BEGIN (the statement is its own snapshot)."""
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+READY = "sqlmemory_ready"
+"""The key of a SQLite driver connection's ``info`` once it is set up (pragmas, WAL)."""
 
 
 class Retries:
@@ -101,14 +104,14 @@ def _sqlite_begin(conn: Connection) -> None:
     # never both read and then fail to upgrade (SQLITE_BUSY without waiting).
     dbapi = conn.connection.dbapi_connection
     info = conn.connection.info
-    if not info.get("sqlmemory_ready"):
+    if not info.get(READY):
         assert dbapi is not None  # noqa: S101
         dbapi.isolation_level = None
         conn.exec_driver_sql("PRAGMA foreign_keys=ON")
         conn.exec_driver_sql(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         if conn.exec_driver_sql("PRAGMA journal_mode").scalar() not in ("memory", "wal"):
             _switch_to_wal(conn)
-        info["sqlmemory_ready"] = True
+        info[READY] = True
     options = conn.get_execution_options()
     if options.get(ONE_STATEMENT_OPTION, False):
         return

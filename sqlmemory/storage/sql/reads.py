@@ -38,6 +38,7 @@ from sqlmemory.storage.sql.codec import (
     decode_block,
     decode_message,
 )
+from sqlmemory.storage.sql.driver_sql import driver_rows
 from sqlmemory.storage.sql.schema import (
     MESSAGE_COLUMNS,
     blobs_table,
@@ -86,13 +87,14 @@ def fetch_rows(conn: Connection, statement: Executable, params: Mapping[str, Any
     On SQLite the statement, compiled once from Core, runs as driver SQL: its values need
     no conversion there but the timestamp's, which :func:`decode_message` parses for the
     messages it builds, so SQLAlchemy's per-row processing (a third of a full read's time)
-    is skipped. Events and error wrapping are those of any other statement.
+    is skipped; and unless something listens to the cursor events, it runs on the driver's
+    cursor (:mod:`~sqlmemory.storage.sql.driver_sql`).
     """
     if conn.dialect.name != "sqlite":
         return list(conn.execute(statement, params).all())
     sql, names, fixed = _compiled(cast(ClauseElement, statement), conn.dialect)
     values = tuple(params[n] if n in params else fixed[n] for n in names)
-    return list(conn.exec_driver_sql(sql, values).all())
+    return driver_rows(conn, sql, values)
 
 
 OWNED = exists().where(
