@@ -9,13 +9,14 @@ install a cursor listener, the others do not).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
-from sqlmemory import FixedWindow, Message, SqlStorage, StorageError
+from sqlmemory import FixedWindow, Message, SqlStorage, StorageError, ToolCall
 from sqlmemory.migrate import upgrade
 from sqlmemory.storage.sql.driver_sql import driver_rows, is_watched
 from sqlmemory.storage.sql.engine import READY
@@ -119,3 +120,52 @@ def test_a_new_connection_is_set_up_before_its_first_direct_read(storage: SqlSto
         assert raw.cursor().execute("PRAGMA foreign_keys").fetchone() == (1,)
     finally:
         raw.close()
+
+
+def test_writes_on_the_driver_cursor_store_what_sqlalchemy_stores(storage: SqlStorage) -> None:
+    # The same messages appended unwatched (driver cursor) and watched (SQLAlchemy):
+    # every stored column is the same, bind processing (times, flags) included.
+    at = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone(timedelta(hours=5)))
+    batch = [
+        Message.user("hi", recorded_at=at, metadata={"k": [1, 2]}),
+        Message.assistant(tool_calls=[ToolCall("c1", "f", {"a": 1})], recorded_at=at),
+        Message.tool("c1", "failed", is_error=True, recorded_at=at),
+    ]
+    storage.append("direct", *batch)
+
+    def watch(*args: Any) -> None:
+        pass
+
+    sa.event.listen(storage.engine, "before_cursor_execute", watch)
+    try:
+        storage.append("watched", *batch)  # ids are unique per session
+    finally:
+        sa.event.remove(storage.engine, "before_cursor_execute", watch)
+    with storage.engine.connect() as conn:
+        rows = {
+            sid: [
+                tuple(r)
+                for r in conn.exec_driver_sql(
+                    "SELECT seq, role, tool_call_id, text, n_blocks, call_ids, metadata_json, "
+                    "is_error, recorded_at, digest, tokens FROM sqlmemory_messages "
+                    "WHERE session_id = ? ORDER BY seq",
+                    (sid,),
+                )
+            ]
+            for sid in ("direct", "watched")
+        }
+        blocks = {
+            sid: [
+                tuple(r)
+                for r in conn.exec_driver_sql(
+                    "SELECT seq, position, kind, call_id, name, value_json FROM sqlmemory_blocks "
+                    "WHERE session_id = ? ORDER BY seq, position",
+                    (sid,),
+                )
+            ]
+            for sid in ("direct", "watched")
+        }
+    assert rows["direct"] == rows["watched"]
+    assert blocks["direct"] == blocks["watched"]
+    assert rows["direct"][0][8].startswith("2026-01-01 22:04:05.678901")  # stored as UTC
+    assert storage.load("direct")[0].recorded_at == at

@@ -4,7 +4,9 @@ SQLAlchemy's per-call work (an execution context, result metadata built from the
 cursor's description, a ``Row`` per row, its events) costs more than SQLite itself on a
 windowed read: about 90 µs of a 250 µs ``recent``. When nothing listens to the engine's
 cursor events, :func:`driver_rows` and :func:`driver_execute` hand the statement's SQL and
-values to the driver's cursor directly; when something does (tracing instrumentation, a
+values to the driver's cursor directly, and :func:`run_statement` does so for a Core
+statement (an append's inserts, the session upsert), compiled once, its values bound and
+its rows processed by SQLAlchemy's own type processors; when something does (tracing instrumentation, a
 statement counter), they go through SQLAlchemy as any other statement, so every
 statement is still seen. Either way a driver error reaches the caller as SQLAlchemy wraps
 it (``DBAPIError``), and the statement runs in the connection's transaction, if any.
@@ -19,15 +21,17 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, cast
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Dialect, Executable
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql.compiler import SQLCompiler
 
 from sqlmemory.storage.sql.engine import READY
 
-__all__ = ["driver_execute", "driver_rows", "is_watched"]
+__all__ = ["driver_execute", "driver_rows", "is_watched", "run_statement"]
 
 
 def is_watched(conn: Connection) -> bool:
@@ -79,3 +83,64 @@ def _wrapped(conn: Connection, sql: str, params: Any, exc: Exception) -> DBAPIEr
     """``exc`` (a driver error) as SQLAlchemy wraps it: its ``DBAPIError`` subclass."""
     wrapped = DBAPIError.instance(sql, params, exc, conn.dialect.loaded_dbapi.Error)
     return cast(DBAPIError, wrapped)
+
+
+@functools.lru_cache(maxsize=128)
+def _compiled(statement: Any, dialect: Dialect, keys: tuple[str, ...]) -> _Compiled | None:
+    """``statement`` compiled for ``dialect`` with the parameter ``keys``: its SQL, its
+    positional parameters with their bind processors, and its result processors; ``None``
+    when a parameter is not among ``keys`` (a column default SQLAlchemy would fill)."""
+    compiled = cast(SQLCompiler, statement.compile(dialect=dialect, column_keys=list(keys)))
+    names = tuple(compiled.positiontup or ())
+    if not set(names) <= set(keys):
+        return None
+    binds: Mapping[str, Any] = compiled._bind_processors
+    processors = tuple(binds.get(n) for n in names)
+    results = tuple(
+        entry.type._cached_result_processor(dialect, None)
+        for entry in compiled._result_columns
+    )
+    return _Compiled(str(compiled), names, processors, results)
+
+
+class _Compiled(NamedTuple):
+    sql: str
+    names: tuple[str, ...]
+    binds: tuple[Callable[[Any], Any] | None, ...]
+    results: tuple[Callable[[Any], Any] | None, ...]
+
+    def values(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple(
+            params[n] if p is None else p(params[n])
+            for n, p in zip(self.names, self.binds, strict=True)
+        )
+
+    def row(self, raw: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(v if p is None else p(v) for v, p in zip(raw, self.results, strict=True))
+
+
+def run_statement(
+    conn: Connection, statement: Executable, params: Sequence[Mapping[str, Any]]
+) -> list[Any]:
+    """``statement`` with each of ``params`` (one: ``execute``, more: ``executemany``),
+    and the rows it returns, processed as SQLAlchemy processes them.
+
+    SQLite's alone, unwatched and when every parameter is given, on the driver's cursor;
+    otherwise through SQLAlchemy."""
+    compiled = None
+    if conn.dialect.name == "sqlite" and not is_watched(conn):
+        compiled = _compiled(statement, conn.dialect, tuple(params[0]))
+    if compiled is None:
+        result = conn.execute(statement, list(params) if len(params) > 1 else params[0])
+        return list(result.all()) if result.returns_rows else []
+    cursor = _cursor(conn)
+    try:
+        if len(params) == 1:
+            cursor.execute(compiled.sql, compiled.values(params[0]))
+            return [compiled.row(r) for r in cursor.fetchall()] if cursor.description else []
+        cursor.executemany(compiled.sql, [compiled.values(p) for p in params])
+        return []
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _wrapped(conn, compiled.sql, params, exc) from exc
+    finally:
+        cursor.close()

@@ -33,6 +33,7 @@ from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from sqlmemory.storage.owners import refuse
 from sqlmemory.storage.sql.column_types import Key
+from sqlmemory.storage.sql.driver_sql import run_statement
 from sqlmemory.storage.sql.save_plan import SessionLock
 from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table, sessions_table
 
@@ -151,8 +152,11 @@ def lock_session(
     """
     upsert, read = _lock_statements(conn.dialect.name, keep_history)
     params: dict[str, Any] = {"sid": sid, "k": k, "clock": clock, "now": now, "owner": owner}
-    result = conn.execute(upsert, params)
-    row = (conn.execute(read, params) if read is not None else result).one()
+    if read is None:
+        (row,) = run_statement(conn, upsert, [params])
+    else:
+        conn.execute(upsert, params)
+        row = conn.execute(read, params).one()
     if owner is not None and row[4] != owner:
         raise refuse(sid, owner)
     return SessionLock(int(row[0]) - k, row[1], row[2], row[3])

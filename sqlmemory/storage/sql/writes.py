@@ -18,6 +18,7 @@ from sqlalchemy import Connection, delete, insert, select
 from sqlmemory.errors import DuplicateMessageError
 from sqlmemory.storage.sql import base64_text
 from sqlmemory.storage.sql.codec import EncodedMessage, encode_message, history_digest
+from sqlmemory.storage.sql.driver_sql import run_statement
 from sqlmemory.storage.sql.save_plan import StoredMessage, plan_save
 from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table
 from sqlmemory.storage.sql.session_lock import (
@@ -97,9 +98,9 @@ def insert_messages(
     if conn.dialect.name == "postgresql":
         base64_text.escape(message_rows, base64_text.MESSAGE_TEXT)
         base64_text.escape(block_rows, base64_text.BLOCK_TEXT)
-    conn.execute(INSERT_MESSAGE, message_rows)
+    run_statement(conn, INSERT_MESSAGE, message_rows)
     if block_rows:
-        conn.execute(INSERT_BLOCK, block_rows)
+        run_statement(conn, INSERT_BLOCK, block_rows)
 
 
 def append(
