@@ -6,8 +6,8 @@ windowed read: about 90 µs of a 250 µs ``recent``. When nothing listens to the
 cursor events, :func:`driver_rows` and :func:`driver_execute` hand the statement's SQL and
 values to the driver's cursor directly, and :func:`run_statement` does so for a Core
 statement (an append's inserts, the session upsert), compiled once, its values bound and
-its rows processed by SQLAlchemy's own type processors; when something does (tracing instrumentation, a
-statement counter), they go through SQLAlchemy as any other statement, so every
+its rows processed by SQLAlchemy's own type processors. When something does (tracing
+instrumentation, a statement counter), they go through SQLAlchemy as any other statement, so every
 statement is still seen. Either way a driver error reaches the caller as SQLAlchemy wraps
 it (``DBAPIError``), and the statement runs in the connection's transaction, if any.
 
@@ -97,8 +97,7 @@ def _compiled(statement: Any, dialect: Dialect, keys: tuple[str, ...]) -> _Compi
     binds: Mapping[str, Any] = compiled._bind_processors
     processors = tuple(binds.get(n) for n in names)
     results = tuple(
-        entry.type._cached_result_processor(dialect, None)
-        for entry in compiled._result_columns
+        entry.type._cached_result_processor(dialect, None) for entry in compiled._result_columns
     )
     return _Compiled(str(compiled), names, processors, results)
 

@@ -120,9 +120,8 @@ def _statement(shape: _Shape) -> Executable:
     """The statement of one :data:`_Shape`, built once: SQLAlchemy then finds it compiled
     in its cache, and psycopg prepares it on the server, as for any other statement."""
     message_names, block_names, has_blobs = shape
-    # Inside a WITH, the session insert's Python-side column default is not applied.
     upsert = _lock_statements("postgresql", False)[0]
-    lock = upsert.values(text_base64=False).cte("lock")  # type: ignore[attr-defined]
+    lock = upsert.cte("lock")  # type: ignore[attr-defined]
     parts = [_insert_rows(messages_table, message_names, lock, "m")]
     if block_names:
         parts.append(_insert_rows(blocks_table, block_names, lock, "b"))

@@ -25,6 +25,7 @@ from sqlalchemy import (
     case,
     delete,
     exists,
+    false,
     null,
     select,
     update,
@@ -74,6 +75,9 @@ def _lock_statements(dialect: str, keep_history: bool) -> tuple[Executable, Exec
         "created_at": bindparam("now"),
         "updated_at": bindparam("now"),
         "message_count": bindparam("k"),
+        # The column's default as SQL: the upsert binds only its own parameters, so that
+        # SQLite runs it, compiled once, on the driver's cursor (driver_sql.run_statement).
+        "text_base64": false(),
     }
     session = sessions_table.c
     cleared: dict[str, Any] = {}
