@@ -88,18 +88,24 @@ def _wrapped(conn: Connection, sql: str, params: Any, exc: Exception) -> DBAPIEr
 @functools.lru_cache(maxsize=128)
 def _compiled(statement: Any, dialect: Dialect, keys: tuple[str, ...]) -> _Compiled | None:
     """``statement`` compiled for ``dialect`` with the parameter ``keys``: its SQL, its
-    positional parameters with their bind processors, and its result processors; ``None``
-    when a parameter is not among ``keys`` (a column default SQLAlchemy would fill)."""
+    positional parameters with their bind processors (and the values of the literals it
+    binds itself), and its result processors; ``None`` when a parameter it needs is not
+    among ``keys`` (a column default SQLAlchemy would fill)."""
     compiled = cast(SQLCompiler, statement.compile(dialect=dialect, column_keys=list(keys)))
     names = tuple(compiled.positiontup or ())
-    if not set(names) <= set(keys):
-        return None
+    fixed: dict[str, Any] = {}
+    for name in names:
+        if name not in keys:
+            bind = compiled.binds[name]
+            if bind.required or bind.callable is not None:
+                return None
+            fixed[name] = bind.value  # a literal the statement binds itself
     binds: Mapping[str, Any] = compiled._bind_processors
     processors = tuple(binds.get(n) for n in names)
     results = tuple(
         entry.type._cached_result_processor(dialect, None) for entry in compiled._result_columns
     )
-    return _Compiled(str(compiled), names, processors, results)
+    return _Compiled(str(compiled), names, processors, results, fixed)
 
 
 class _Compiled(NamedTuple):
@@ -107,8 +113,11 @@ class _Compiled(NamedTuple):
     names: tuple[str, ...]
     binds: tuple[Callable[[Any], Any] | None, ...]
     results: tuple[Callable[[Any], Any] | None, ...]
+    fixed: dict[str, Any]
 
     def values(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
+        if self.fixed:
+            params = {**self.fixed, **params}
         return tuple(
             params[n] if p is None else p(params[n])
             for n, p in zip(self.names, self.binds, strict=True)
