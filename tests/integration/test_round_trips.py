@@ -25,7 +25,7 @@ EXPECTED = {
     "image_window_read": (2, 2, 3),
     "window_read": (1, 1, 2),
     "full_read": (5, 5, 4),
-    "save": (6, 6, 6),
+    "save": (5, 1, 5),
     "pop": (6, 6, 5),
 }
 COLUMN = {"sqlite": 0, "postgresql": 1, "mysql": 2}

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -115,13 +115,23 @@ def _insert_rows(table: Any, names: Sequence[str], lock: Any, prefix: str) -> An
     return table.insert().from_select(targets, rows_select).cte(f"{prefix}written")
 
 
+def _append_lock() -> Any:
+    """The append's lock: the session upsert, allocating ``:k`` seqs."""
+    return _lock_statements("postgresql", False)[0].cte("lock")  # type: ignore[attr-defined]
+
+
 @functools.lru_cache(maxsize=64)
-def _statement(shape: _Shape) -> Executable:
+def _statement(shape: _Shape, locking: Callable[[], Any] = _append_lock) -> Executable:
     """The statement of one :data:`_Shape`, built once: SQLAlchemy then finds it compiled
-    in its cache, and psycopg prepares it on the server, as for any other statement."""
+    in its cache, and psycopg prepares it on the server, as for any other statement.
+
+    ``locking`` builds the first part, which locks the session's row and returns its
+    ``next_seq`` (past the ``:k`` seqs allocated) and ``last_recorded_at``: the append's
+    upsert, or a save's conditional update
+    (:mod:`~sqlmemory.storage.sql.one_statement_save`). Every other part reads its row,
+    so nothing is written when it returns none."""
     message_names, block_names, has_blobs = shape
-    upsert = _lock_statements("postgresql", False)[0]
-    lock = upsert.cte("lock")  # type: ignore[attr-defined]
+    lock = locking()
     parts = [_insert_rows(messages_table, message_names, lock, "m")]
     if block_names:
         parts.append(_insert_rows(blocks_table, block_names, lock, "b"))
@@ -171,7 +181,7 @@ def fits(encoded: Sequence[EncodedMessage]) -> bool:
 
 
 def append_statement(
-    sid: str, encoded: Sequence[EncodedMessage]
+    sid: str, encoded: Sequence[EncodedMessage], locking: Callable[[], Any] = _append_lock
 ) -> tuple[Executable, dict[str, Any]]:
     """The statement appending ``encoded`` to ``sid`` and the parameters it takes
     (besides the clock ``clock``, ``now`` and the ``owner``)."""
@@ -193,7 +203,7 @@ def append_statement(
         zip(*((b.sha256, b.data, len(b.data), b.width, b.height) for b in blobs), strict=True)
     ):
         params[f"f_{j}"] = list(values)
-    return _statement((message_names, block_names, bool(blobs))), params
+    return _statement((message_names, block_names, bool(blobs)), locking), params
 
 
 def append_in_one_statement(

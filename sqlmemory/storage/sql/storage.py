@@ -42,6 +42,7 @@ from sqlmemory.storage.sql import (
     joint_reads,
     joint_writes,
     one_statement_append,
+    one_statement_save,
     reads,
     rewrites,
     splices,
@@ -136,7 +137,24 @@ class SqlStorage(SqlSearch, SqlUsage, SqlCatalog, SqlBranches):
         """
         sid = check_session_id(session_id)
         batch = check_messages(messages, self.max_blob_bytes)
-        self._run("save", True, writes.save, sid, batch, utc_now(), self._owner)
+        now = utc_now()
+        known = self._saved_before(sid)
+        if known is not None and one_statement_save.grows(batch, known):
+            # PostgreSQL: this storage saved the session last; if no one wrote since, the
+            # new messages go in one statement, one round trip.
+            with translate_db_errors("save"):
+                try:
+                    grown = one_statement_save.save_grown
+                    done = self._attempt(
+                        "save", True, grown, sid, batch, known, now, one_statement=True
+                    )
+                except IntegrityError:
+                    done = False  # an id stored already: the usual save says what to do
+            if done:
+                self._saved(sid, len(batch))
+                return
+        self._run("save", True, writes.save, sid, batch, now, self._owner)
+        self._saved(sid, len(batch))
 
     def recent(self, session_id: str, n: int) -> list[Message]:
         """At most the newest ``n`` messages in whole groups, newest last."""

@@ -30,6 +30,9 @@ __all__ = ["SqlStorageBase"]
 
 StorageT = TypeVar("StorageT", bound="SqlStorageBase[Any]")
 
+MAX_SAVED_HINTS = 10_000
+"""How many sessions' last saved lengths a storage remembers."""
+
 
 class _EngineLike(Protocol):
     """What the storages use of an ``Engine`` or an ``AsyncEngine``."""
@@ -68,6 +71,9 @@ class SqlStorageBase(Generic[EngineT]):
         self._schema = _SchemaCheck()
         self._owns_engine = False
         self._owner: str | None = None
+        self._saved_lengths: dict[str, int] = {}
+        """How many messages this storage's last ``save`` of each session left (a hint
+        for PostgreSQL's one-statement save; the statement checks it)."""
         self._dialect = sync_engine.dialect.name
         self._writer: EngineT = engine.execution_options(**self._write_options)
         self._reader: EngineT = engine.execution_options(**self._read_options)
@@ -222,6 +228,20 @@ class SqlStorageBase(Generic[EngineT]):
             and self._owner is None
             and one_statement_append.fits(encoded)
         )
+
+    def _saved_before(self, sid: str) -> int | None:
+        """How many messages this storage's last save of ``sid`` left, if a save of it
+        may be one statement (PostgreSQL, the unscoped storage)."""
+        if self._one_statement_writer is None or self._owner is not None:
+            return None
+        return self._saved_lengths.get(sid)
+
+    def _saved(self, sid: str, length: int) -> None:
+        if self._one_statement_writer is None or self._owner is not None:
+            return
+        if len(self._saved_lengths) >= MAX_SAVED_HINTS and sid not in self._saved_lengths:
+            self._saved_lengths.clear()  # a hint: losing it costs one transaction
+        self._saved_lengths[sid] = length
 
     def _prepare(
         self, session_id: str, messages: Sequence[Message]

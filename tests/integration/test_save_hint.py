@@ -1,0 +1,70 @@
+"""A save of a history this storage saved last, grown: one statement on PostgreSQL
+(``one_statement_save.py``), whose condition (the stored hash chain) must catch every
+write that came between, from another storage or this one (``docs/performance.md``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from sqlmemory import DuplicateMessageError, InvalidMessageError, Message, SqlStorage
+
+
+def _history(n: int, tag: str = "m") -> list[Message]:
+    return [Message.user(f"{tag}{i}") for i in range(n)]
+
+
+BETWEEN: dict[str, Callable[[SqlStorage, list[Message]], Any]] = {
+    "append": lambda other, h: other.append("s", Message.user("appended")),
+    "save": lambda other, h: other.save("s", [*h[:5], Message.user("theirs")]),
+    # As many messages as this storage saved, other ones: only the chain tells.
+    "save_as_many": lambda other, h: other.save("s", [*h[:9], Message.user("theirs")]),
+    "pop": lambda other, h: other.pop("s"),
+    "evict": lambda other, h: other.evict("s", 3),
+    "clear": lambda other, h: other.clear("s"),
+    "update_session": lambda other, h: other.update_session("s", title="renamed"),
+    "nothing": lambda other, h: None,
+}
+
+
+@pytest.mark.parametrize("between", list(BETWEEN))
+def test_a_grown_save_after_another_write_is_the_history_given(
+    storage: Any, engine: sa.Engine, between: str
+) -> None:
+    history = _history(10)
+    storage.save("s", history)
+    BETWEEN[between](SqlStorage(engine), history)
+    grown = [*history, Message.user("one more"), Message.assistant("sure")]
+    storage.save("s", grown)
+    assert [m.id for m in storage.load("s")] == [m.id for m in grown]
+    info = storage.session_info("s")
+    assert info is not None and info.message_count == len(grown)
+    if between == "update_session":
+        assert info.title == "renamed"
+    # And the chain it left vouches for the next save, whichever path wrote it.
+    again = [*grown, Message.user("and again")]
+    storage.save("s", again)
+    assert [m.id for m in storage.load("s")] == [m.id for m in again]
+
+
+def test_a_grown_save_after_this_storages_own_append(storage: Any) -> None:
+    history = _history(4)
+    storage.save("s", history)
+    storage.append("s", Message.user("mine"))
+    grown = [*history, Message.user("given instead")]
+    storage.save("s", grown)
+    assert [m.text_content() for m in storage.load("s")] == [m.text_content() for m in grown]
+
+
+def test_a_grown_save_whose_new_id_is_stored_with_other_content_is_refused(
+    storage: Any,
+) -> None:
+    history = _history(3)
+    storage.save("s", history)
+    twin = Message.user("different", id=history[0].id)
+    with pytest.raises((InvalidMessageError, DuplicateMessageError)):
+        storage.save("s", [*history, twin])
+    assert [m.id for m in storage.load("s")] == [m.id for m in history]
