@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from tests.support.storages import Databases
 from tests.support.scripts import bench_script
+from tests.support.storages import Databases
 
 
 @pytest.mark.parametrize("latency", [0.0, 0.2], ids=["local", "proxied"])
