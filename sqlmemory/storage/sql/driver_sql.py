@@ -3,10 +3,10 @@
 SQLAlchemy's per-call work (an execution context, result metadata built from the
 cursor's description, a ``Row`` per row, its events) costs more than SQLite itself on a
 windowed read: about 90 µs of a 250 µs ``recent``. When nothing listens to the engine's
-cursor events, :func:`driver_rows` and :func:`driver_execute` hand the statement's SQL and
-values to the driver's cursor directly, and :func:`run_statement` does so for a Core
-statement (an append's inserts, the session upsert), compiled once, its values bound and
-its rows processed by SQLAlchemy's own type processors. When something does (tracing
+cursor events, :func:`driver_rows` hands SQL and values to the driver's cursor directly,
+and :func:`run_statement` does so for a Core statement (an append's inserts, the session
+upsert), compiled once (:func:`compiled_statement`), its values bound and its rows
+processed by SQLAlchemy's own type processors. When something does (tracing
 instrumentation, a statement counter), they go through SQLAlchemy as any other statement, so every
 statement is still seen. Either way a driver error reaches the caller as SQLAlchemy wraps
 it (``DBAPIError``), and the statement runs in the connection's transaction, if any.
@@ -31,7 +31,7 @@ from sqlalchemy.sql.compiler import SQLCompiler
 
 from sqlmemory.storage.sql.engine import READY
 
-__all__ = ["driver_execute", "driver_rows", "is_watched", "run_statement"]
+__all__ = ["CompiledStatement", "compiled_statement", "driver_rows", "is_watched", "run_statement"]
 
 
 def is_watched(conn: Connection) -> bool:
@@ -59,20 +59,6 @@ def driver_rows(conn: Connection, sql: str, values: Sequence[Any]) -> list[Any]:
         cursor.close()
 
 
-def driver_execute(conn: Connection, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-    """``sql`` once per row of ``rows`` (``executemany``), nothing returned."""
-    if is_watched(conn):
-        conn.exec_driver_sql(sql, [tuple(r) for r in rows])
-        return
-    cursor = _cursor(conn)
-    try:
-        cursor.executemany(sql, rows)
-    except conn.dialect.loaded_dbapi.Error as exc:
-        raise _wrapped(conn, sql, rows, exc) from exc
-    finally:
-        cursor.close()
-
-
 def _cursor(conn: Connection) -> Any:
     dbapi = conn.connection.dbapi_connection
     assert dbapi is not None  # noqa: S101 - a connection in use is open
@@ -86,7 +72,9 @@ def _wrapped(conn: Connection, sql: str, params: Any, exc: Exception) -> DBAPIEr
 
 
 @functools.lru_cache(maxsize=128)
-def _compiled(statement: Any, dialect: Dialect, keys: tuple[str, ...]) -> _Compiled | None:
+def compiled_statement(
+    statement: Any, dialect: Dialect, keys: tuple[str, ...]
+) -> CompiledStatement | None:
     """``statement`` compiled for ``dialect`` with the parameter ``keys``: its SQL, its
     positional parameters with their bind processors (and the values of the literals it
     binds itself), and its result processors; ``None`` when a parameter it needs is not
@@ -105,10 +93,12 @@ def _compiled(statement: Any, dialect: Dialect, keys: tuple[str, ...]) -> _Compi
     results = tuple(
         entry.type._cached_result_processor(dialect, None) for entry in compiled._result_columns
     )
-    return _Compiled(str(compiled), names, processors, results, fixed)
+    return CompiledStatement(str(compiled), names, processors, results, fixed)
 
 
-class _Compiled(NamedTuple):
+class CompiledStatement(NamedTuple):
+    """A statement's SQL for one dialect and what binding and reading it takes."""
+
     sql: str
     names: tuple[str, ...]
     binds: tuple[Callable[[Any], Any] | None, ...]
@@ -137,7 +127,7 @@ def run_statement(
     otherwise through SQLAlchemy."""
     compiled = None
     if conn.dialect.name == "sqlite" and not is_watched(conn):
-        compiled = _compiled(statement, conn.dialect, tuple(params[0]))
+        compiled = compiled_statement(statement, conn.dialect, tuple(params[0]))
     if compiled is None:
         result = conn.execute(statement, list(params) if len(params) > 1 else params[0])
         return list(result.all()) if result.returns_rows else []

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, cast, overload
+from typing import Any, TypeVar, overload
 
 from sqlalchemy import (
-    ClauseElement,
     Connection,
-    Dialect,
     Executable,
     Integer,
     Select,
@@ -28,7 +26,6 @@ from sqlalchemy import (
     func,
     select,
 )
-from sqlalchemy.sql.compiler import SQLCompiler
 
 from sqlmemory._gc import gc_paused
 from sqlmemory.storage.sql.codec import (
@@ -38,7 +35,7 @@ from sqlmemory.storage.sql.codec import (
     decode_block,
     decode_message,
 )
-from sqlmemory.storage.sql.driver_sql import driver_rows
+from sqlmemory.storage.sql.driver_sql import compiled_statement, driver_rows
 from sqlmemory.storage.sql.schema import (
     MESSAGE_COLUMNS,
     blobs_table,
@@ -71,16 +68,6 @@ BlockRows = dict[int, list[Mapping[str, Any]]]
 """Block rows by message seq, as read with their page."""
 
 
-@functools.lru_cache(maxsize=64)
-def _compiled(
-    statement: ClauseElement, dialect: Dialect
-) -> tuple[str, tuple[str, ...], dict[str, Any]]:
-    """``statement``'s SQL for ``dialect``, the names of its positional parameters and
-    the values of those it binds itself (SQLite's ``OFFSET 0``)."""
-    compiled = cast(SQLCompiler, statement.compile(dialect=dialect))
-    return str(compiled), tuple(compiled.positiontup or ()), compiled.params
-
-
 def fetch_rows(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> list[Row]:
     """The rows of a message read, as tuples of :data:`MESSAGE_FIELDS`.
 
@@ -92,9 +79,9 @@ def fetch_rows(conn: Connection, statement: Executable, params: Mapping[str, Any
     """
     if conn.dialect.name != "sqlite":
         return list(conn.execute(statement, params).all())
-    sql, names, fixed = _compiled(cast(ClauseElement, statement), conn.dialect)
-    values = tuple(params[n] if n in params else fixed[n] for n in names)
-    return driver_rows(conn, sql, values)
+    compiled = compiled_statement(statement, conn.dialect, tuple(params))
+    assert compiled is not None  # noqa: S101 - reads bind every parameter they need
+    return driver_rows(conn, compiled.sql, compiled.values(params))
 
 
 OWNED = exists().where(

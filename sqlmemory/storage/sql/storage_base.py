@@ -229,15 +229,18 @@ class SqlStorageBase(Generic[EngineT]):
             and one_statement_append.fits(encoded)
         )
 
+    @property
+    def _saves_in_one_statement(self) -> bool:
+        """Whether a grown save may be one statement (PostgreSQL, the unscoped storage)."""
+        return self._one_statement_writer is not None and self._owner is None
+
     def _saved_before(self, sid: str) -> int | None:
         """How many messages this storage's last save of ``sid`` left, if a save of it
-        may be one statement (PostgreSQL, the unscoped storage)."""
-        if self._one_statement_writer is None or self._owner is not None:
-            return None
-        return self._saved_lengths.get(sid)
+        may be one statement."""
+        return self._saved_lengths.get(sid) if self._saves_in_one_statement else None
 
     def _saved(self, sid: str, length: int) -> None:
-        if self._one_statement_writer is None or self._owner is not None:
+        if not self._saves_in_one_statement:
             return
         if len(self._saved_lengths) >= MAX_SAVED_HINTS and sid not in self._saved_lengths:
             self._saved_lengths.clear()  # a hint: losing it costs one transaction
