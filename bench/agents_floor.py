@@ -68,7 +68,9 @@ class Recorder:
         event.listen(engine, "before_cursor_execute", self._listen)
 
     def _listen(self, conn: Any, cursor: Any, sql: str, params: Any, ctx: Any, many: bool) -> None:
-        if self.on:
+        # Transaction control is the replay's own (a SQLite window sends its BEGIN and
+        # COMMIT as statements when watched).
+        if self.on and sql.split(None, 1)[0].upper() not in ("BEGIN", "COMMIT", "ROLLBACK"):
             self.seen.append(Statement(sql, params, many))
 
     def record(self, fn: Callable[[], object]) -> list[Statement]:

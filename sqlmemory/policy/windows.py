@@ -194,6 +194,11 @@ class FixedWindow(_Window):
         return found[-self.n :]
 
 
+def _one(item: Item) -> int:
+    """The cost of a message in ``recent(n)``'s budget: one (a group costs its length)."""
+    return 1
+
+
 def _budget_groups(
     tail: Sequence[Item],
     complete: bool,
@@ -207,7 +212,7 @@ def _budget_groups(
     total = 0
     chosen = 0
     for group in reversed(found):
-        group_cost = sum(max(cost(tail[i]), 0) for i in group)
+        group_cost = len(group) if cost is _one else sum(max(cost(tail[i]), 0) for i in group)
         if total + group_cost > budget and not (keep_newest and chosen == 0):
             break
         total += group_cost
@@ -284,7 +289,7 @@ class RecentWindow:
     def select(self, tail: Sequence[Item], complete: bool) -> list[int] | None:
         if self.n <= 0:
             return []
-        found = _budget_groups(tail, complete, self.n, lambda _: 1, keep_newest=False)
+        found = _budget_groups(tail, complete, self.n, _one, keep_newest=False)
         return None if found is None else [i for group in found for i in group]
 
     def apply(self, messages: Sequence[Message]) -> list[Message]:

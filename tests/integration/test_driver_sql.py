@@ -102,7 +102,7 @@ def test_a_driver_error_is_wrapped_as_sqlalchemy_wraps_it(
 
 
 def test_a_storage_error_not_a_driver_error_reaches_the_caller(storage: SqlStorage) -> None:
-    storage.append("s", Message.user("hello"))
+    storage.append("s", Message.user(["hello", "world"]))  # its second text: a block row
     with storage.engine.begin() as conn:
         conn.exec_driver_sql("DROP TABLE sqlmemory_blocks")
     with pytest.raises(StorageError):

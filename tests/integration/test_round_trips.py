@@ -22,8 +22,8 @@ EXPECTED = {
     # operation: (sqlite, postgresql, mysql)
     "append_one": (4, 1, 4),
     "append_batch": (7, 1, 7),
-    "image_window_read": (2, 2, 3),
-    "window_read": (1, 1, 2),
+    "image_window_read": (5, 2, 3),
+    "window_read": (3, 1, 2),
     "full_read": (5, 5, 4),
     "save": (5, 1, 5),
     "pop": (6, 6, 5),

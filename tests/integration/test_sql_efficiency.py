@@ -23,6 +23,7 @@ from PIL import Image
 
 from sqlmemory import FixedWindow, ImageBlock, Message, NoOp, SqlStorage, TokenWindow, ToolCall
 from sqlmemory.policy import RecentWindow
+from sqlmemory.storage.sql.reads import MESSAGES
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
@@ -172,8 +173,18 @@ def test_append_batch_uses_one_insert_per_table(
     assert [m.text_content() for m in storage.load("s")] == [m.text_content() for m in batch]
 
 
-ONE_STATEMENT_READS = ("postgresql", "sqlite")
+ONE_STATEMENT_READS = ("postgresql",)
 """Backends where a window read first tries one SELECT outside any transaction."""
+SNAPSHOT_READS = ("sqlite",)
+"""Backends where a window read runs in a snapshot of its own, ``BEGIN`` and ``COMMIT``
+sent on its connection (no round trips in-process), and reads block rows apart, only
+for the messages it builds (``tail_reads._joins_blocks``)."""
+
+
+def _in_own_snapshot(rec: Recorder) -> bool:
+    """Whether every data statement recorded ran between one ``BEGIN`` and ``COMMIT``."""
+    verbs = [sql.split()[0].upper() for sql, _ in rec.statements if not sql.startswith("PRAGMA")]
+    return verbs[0] == "BEGIN" and verbs[-1] == "COMMIT" and not any(rec.autocommit)
 
 
 def _lock(backend: str) -> list[str]:
@@ -255,6 +266,8 @@ def test_a_text_window_is_one_select(storage: Any, backend: str, read: str) -> N
     assert rec.shape() == ["SELECT sqlmemory_messages"]
     if backend in ONE_STATEMENT_READS:
         assert rec.autocommit == [True], "a window settled by one SELECT needs no transaction"
+    if backend in SNAPSHOT_READS:
+        assert _in_own_snapshot(rec)
 
 
 def test_a_window_with_images_reads_blocks_and_blobs_once(storage: Any, backend: str) -> None:
@@ -262,11 +275,15 @@ def test_a_window_with_images_reads_blocks_and_blobs_once(storage: Any, backend:
     with recording(storage.sync_engine) as rec:
         window = storage.load("long", FixedWindow(4))
     assert isinstance(window[-2].content[1], ImageBlock)
-    # The page's block rows come with its message rows, in one statement.
+    # The page's block rows come with its message rows, in one statement (SQLite reads
+    # them apart, in the page's snapshot).
     reads = ["SELECT sqlmemory_messages", "SELECT sqlmemory_blobs"]
+    if backend in SNAPSHOT_READS:
+        reads.insert(1, "SELECT sqlmemory_blocks")
+        assert _in_own_snapshot(rec)
     page_sql = rec.touching("sqlmemory_messages", "SELECT")[0][0]
     joined = r"JOIN (LATERAL \(SELECT .*\sFROM\s)?sqlmemory_blocks"
-    assert re.search(joined, page_sql, re.S), page_sql
+    assert bool(re.search(joined, page_sql, re.S)) == (backend not in SNAPSHOT_READS), page_sql
     assert rec.shape() == reads
     if backend in ONE_STATEMENT_READS:
         # Both outside a transaction: the bytes are keyed by their content's hash, so the
@@ -324,7 +341,11 @@ def test_a_window_with_tool_calls_is_one_select(storage: Any, backend: str) -> N
         window = storage.load("agent", FixedWindow(2))
     assert window == FixedWindow(2).apply(storage.load("agent"))
     assert isinstance(window[-2].content[1], ToolCall)
-    assert rec.shape() == ["SELECT sqlmemory_messages"]
+    if backend in SNAPSHOT_READS:
+        assert rec.shape() == ["SELECT sqlmemory_messages", "SELECT sqlmemory_blocks"]
+        assert _in_own_snapshot(rec)
+    else:
+        assert rec.shape() == ["SELECT sqlmemory_messages"]
     if backend in ONE_STATEMENT_READS:
         assert rec.autocommit == [True], "block rows come with the page: no second read"
 
@@ -386,9 +407,12 @@ def test_a_tool_calling_window_reads_the_block_rows_of_its_page_only(
     # Both storages send the same statement; the sync one's parameters suit the cursor
     # that asks the database for its plan. The page holds 21 messages, about a quarter
     # of them tool calls with one block row each.
+    MESSAGES.clear()  # built again, so their block rows are read
     with recording(engine) as rec:
         SqlStorage(engine).recent("agent", 20)
-    ((sql, params),) = rec.touching("sqlmemory_messages", "SELECT")
+    # SQLite reads the block rows apart, in the page's snapshot: a range of its key.
+    table = "sqlmemory_blocks" if engine.dialect.name in SNAPSHOT_READS else "sqlmemory_messages"
+    ((sql, params),) = rec.touching(table, "SELECT")
     assert _block_rows_examined(engine, sql, params) <= 21
 
 

@@ -21,17 +21,25 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
 from sqlalchemy import Connection, Dialect, Executable
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.sql.compiler import SQLCompiler
 
-from sqlmemory.storage.sql.engine import READY
+from sqlmemory.storage.sql.engine import READY, send_control
 
-__all__ = ["CompiledStatement", "compiled_statement", "driver_rows", "is_watched", "run_statement"]
+__all__ = [
+    "CompiledStatement",
+    "compiled_statement",
+    "driver_rows",
+    "is_watched",
+    "read_snapshot",
+    "run_statement",
+]
 
 
 def is_watched(conn: Connection) -> bool:
@@ -57,6 +65,26 @@ def driver_rows(conn: Connection, sql: str, values: Sequence[Any]) -> list[Any]:
         raise _wrapped(conn, sql, values, exc) from exc
     finally:
         cursor.close()
+
+
+@contextlib.contextmanager
+def read_snapshot(conn: Connection) -> Iterator[None]:
+    """SQLite: the statements run inside on ``conn`` (in autocommit, its transactions
+    our own) read one snapshot: a ``BEGIN`` before them and a ``COMMIT`` after, sent on
+    the driver's connection as the engine's ``begin`` hook sends its ``BEGIN``, without
+    cursor events. In-process, the two cost about a microsecond, less than one statement
+    that joins what two plain ones read. After a failure the ``COMMIT`` is not sent:
+    returning the connection to the pool rolls it back. Watched, or on a driver
+    connection not set up yet (which the first statement through SQLAlchemy does), they
+    go through SQLAlchemy as the statements do."""
+    send = _execute if is_watched(conn) else send_control
+    send(conn, "BEGIN")
+    yield
+    send(conn, "COMMIT")
+
+
+def _execute(conn: Connection, sql: str) -> None:
+    conn.exec_driver_sql(sql)
 
 
 def _cursor(conn: Connection) -> Any:

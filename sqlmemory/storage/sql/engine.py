@@ -22,6 +22,7 @@ __all__ = [
     "WRITE_OPTION",
     "Retries",
     "configure_engine",
+    "send_control",
 ]
 
 MAX_TRANSIENT_RETRIES = 10
@@ -115,10 +116,10 @@ def _sqlite_begin(conn: Connection) -> None:
     options = conn.get_execution_options()
     if options.get(ONE_STATEMENT_OPTION, False):
         return
-    _send_begin(conn, "BEGIN IMMEDIATE" if options.get(WRITE_OPTION, False) else "BEGIN")
+    send_control(conn, "BEGIN IMMEDIATE" if options.get(WRITE_OPTION, False) else "BEGIN")
 
 
-def _send_begin(conn: Connection, sql: str) -> None:
+def send_control(conn: Connection, sql: str) -> None:
     """``sql`` on the driver's connection, as SQLAlchemy begins a transaction on other
     databases (no cursor events): one call into ``sqlite3``, and through ``aiosqlite``
     one hand-off to its thread where a cursor takes three (open, execute, close). A

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from sqlalchemy import (
     Connection,
@@ -29,13 +29,17 @@ from sqlalchemy import (
 
 from sqlmemory._gc import gc_paused
 from sqlmemory.storage.sql.codec import (
+    DIGEST,
     MESSAGE_FIELDS,
     N_BLOCKS,
+    RECORDED_AT,
     SEQ,
+    TOKENS,
     decode_block,
     decode_message,
 )
 from sqlmemory.storage.sql.driver_sql import compiled_statement, driver_rows
+from sqlmemory.storage.sql.message_cache import MESSAGE_OVERHEAD, MessageCache
 from sqlmemory.storage.sql.schema import (
     MESSAGE_COLUMNS,
     blobs_table,
@@ -46,6 +50,7 @@ from sqlmemory.storage.sql.schema import (
 from sqlmemory.types import Block, Message
 
 __all__ = [
+    "MESSAGES",
     "OWNED",
     "BlockRows",
     "Row",
@@ -66,6 +71,9 @@ if tuple(c.name for c in MESSAGE_COLUMNS) != MESSAGE_FIELDS:  # pragma: no cover
     raise ImportError("MESSAGE_COLUMNS and codec.MESSAGE_FIELDS disagree")
 BlockRows = dict[int, list[Mapping[str, Any]]]
 """Block rows by message seq, as read with their page."""
+MESSAGES: MessageCache[Message] = MessageCache()
+"""The messages the reads have built, kept to be handed out again
+(:mod:`~sqlmemory.storage.sql.message_cache`): one per process, shared by every storage."""
 
 
 def fetch_rows(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> list[Row]:
@@ -196,20 +204,33 @@ def build_messages(
 ) -> list[Message] | None:
     """Build messages from their rows, reading block rows (those not ``known`` already)
     and blob bytes only for them. With ``missing_ok``, ``None`` if a blob the block rows
-    point at is not found (read outside a transaction, its messages deleted since)."""
-    wanted = {r[SEQ] for r in rows if r[N_BLOCKS]}
-    if not wanted:
-        return [decode_message(r, ()) for r in rows]
-    block_rows = _block_rows(conn, sid, wanted, known)
-    blobs = _blobs(conn, sid, block_rows)
-    if missing_ok and any(
-        b["blob_sha256"] is not None and b["blob_sha256"] not in blobs for b in block_rows
-    ):
-        return None
+    point at is not found (read outside a transaction, its messages deleted since).
+
+    A message built before and still in :data:`MESSAGES` is taken from there: its row's
+    digest and ``recorded_at`` say it is the same message
+    (:mod:`~sqlmemory.storage.sql.message_cache`); its block rows are not read.
+    """
+    found = [MESSAGES.get((r[DIGEST], r[RECORDED_AT])) for r in rows]
+    wanted = {r[SEQ] for r, m in zip(rows, found, strict=True) if m is None and r[N_BLOCKS]}
     by_seq: dict[int, list[Block]] = {}
-    for b in block_rows:
-        by_seq.setdefault(b["seq"], []).append(decode_block(b, blobs))
-    return [decode_message(r, by_seq.get(r[SEQ], ())) for r in rows]
+    with_blobs: set[int] = set()
+    if wanted:
+        block_rows = _block_rows(conn, sid, wanted, known)
+        blobs = _blobs(conn, sid, block_rows)
+        if missing_ok and any(
+            b["blob_sha256"] is not None and b["blob_sha256"] not in blobs for b in block_rows
+        ):
+            return None
+        for b in block_rows:
+            by_seq.setdefault(b["seq"], []).append(decode_block(b, blobs))
+            if b["blob_sha256"] is not None:
+                with_blobs.add(b["seq"])
+    for i, r in enumerate(rows):
+        if found[i] is None:
+            message = found[i] = decode_message(r, by_seq.get(r[SEQ], ()))
+            if r[SEQ] not in with_blobs:
+                MESSAGES.put((r[DIGEST], r[RECORDED_AT]), message, MESSAGE_OVERHEAD + 4 * r[TOKENS])
+    return cast(list[Message], found)
 
 
 @functools.cache

@@ -33,8 +33,19 @@ from sqlalchemy import (
 )
 
 from sqlmemory.policy import TailPolicy
-from sqlmemory.policy.groups import HEAD_ROLES, Item
-from sqlmemory.storage.sql.codec import MESSAGE_FIELDS, N_BLOCKS, ROLE, SEQ, entry_of
+from sqlmemory.policy.groups import HEAD_ROLES, Entry, Item
+from sqlmemory.storage.sql.codec import (
+    DIGEST,
+    MESSAGE_FIELDS,
+    N_BLOCKS,
+    RECORDED_AT,
+    ROLE,
+    SEQ,
+    TOKENS,
+    entry_of,
+)
+from sqlmemory.storage.sql.driver_sql import read_snapshot
+from sqlmemory.storage.sql.message_cache import MessageCache
 from sqlmemory.storage.sql.reads import (
     BlockRows,
     Row,
@@ -158,6 +169,30 @@ def _split(joined: Sequence[Row], width: int, blocks: BlockRows) -> list[Row]:
     return rows
 
 
+ENTRIES: MessageCache[Entry] = MessageCache(max_bytes=8 * 1024 * 1024)
+"""The entries built from message rows, as :data:`~.reads.MESSAGES` keeps messages:
+by digest, ``recorded_at`` and the stored token count."""
+ENTRY_SIZE = 350
+"""The estimated bytes of an entry and its key in :data:`ENTRIES`."""
+
+
+def _entry(row: Row) -> Entry:
+    key = (row[DIGEST], row[RECORDED_AT], row[TOKENS])
+    found = ENTRIES.get(key)
+    if found is None:
+        found = entry_of(row)
+        ENTRIES.put(key, found, ENTRY_SIZE)
+    return found
+
+
+def _joins_blocks(conn: Connection) -> bool:
+    """Whether a page read brings its block rows: on a server, where a statement is a
+    round trip. SQLite reads them apart, and only for the messages it builds, in one
+    snapshot with the page (:func:`read_tail`): two plain statements cost it less than
+    one that joins them."""
+    return conn.dialect.name != "sqlite"
+
+
 def _older_page(
     conn: Connection,
     sid: str,
@@ -167,13 +202,15 @@ def _older_page(
     owner: str | None,
 ) -> list[Row]:
     """The ``page`` messages before ``before`` (the newest if ``None``), oldest first;
-    their block rows are read by the same statement and put in ``blocks``. Only of
-    ``owner``'s session, when given."""
+    their block rows, where :func:`_joins_blocks`, are read by the same statement and
+    put in ``blocks``. Only of ``owner``'s session, when given."""
     first_page, older_page = page_statements(owner is not None)
     statement = first_page if before is None else older_page
     params = owner_params(sid, owner, page=page)
     if before is not None:
         params["before"] = before[SEQ]
+    if not _joins_blocks(conn):
+        return fetch_rows(conn, statement, params)[::-1]
     joined = fetch_rows(conn, _with_blocks(statement, conn.dialect.name), params)
     chunk = _split(joined, len(MESSAGE_FIELDS), blocks)
     chunk.reverse()
@@ -214,7 +251,7 @@ class _Tail:
 
     def items_of(self, rows: list[Row]) -> list[Any]:
         if not self.policy.needs_content:
-            return [entry_of(r) for r in rows]
+            return [_entry(r) for r in rows]
         return self.messages(rows)
 
     def add_older(self, older: list[Row]) -> bool:
@@ -242,8 +279,11 @@ class _Tail:
         unless the head is longer than :data:`HEAD_PAGE` messages."""
         both, after = _head_statements(self.conn.dialect.name, self.owner is not None)
         params = owner_params(self.sid, self.owner, page=self.page, head_page=HEAD_PAGE)
-        joined = fetch_rows(self.conn, _with_blocks(both, self.conn.dialect.name), params)
-        rows = _split(joined, IN_HEAD + 1, self.blocks)
+        if _joins_blocks(self.conn):
+            joined = fetch_rows(self.conn, _with_blocks(both, self.conn.dialect.name), params)
+            rows = _split(joined, IN_HEAD + 1, self.blocks)
+        else:
+            rows = fetch_rows(self.conn, both, params)
         head_page: list[Row] = sorted((r for r in rows if r[IN_HEAD]), key=lambda r: r[SEQ])
         newest: list[Row] = sorted((r for r in rows if not r[IN_HEAD]), key=lambda r: r[SEQ])
         size = HEAD_PAGE
@@ -288,9 +328,14 @@ def read_tail(
     A policy with ``keep_system`` gets the head of the history (its leading
     instructions) from the same first statement. With ``one_statement``, returns
     ``None`` instead of running a second statement (the caller then reads again inside
-    a snapshot transaction). With ``owner``, a session that is not theirs reads as empty:
-    the check is part of every statement that reads its rows.
+    a snapshot transaction); on SQLite, where a statement is no round trip, it reads
+    in a snapshot of its own instead (:func:`~.driver_sql.read_snapshot`). With
+    ``owner``, a session that is not theirs reads as empty: the check is part of every
+    statement that reads its rows.
     """
+    if one_statement and conn.dialect.name == "sqlite":
+        with read_snapshot(conn):
+            return read_tail(conn, sid, policy, owner=owner)
     page = min(max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1), MAX_PAGE)
     tail = _Tail(conn, sid, policy, one_statement, page, owner)
     try:
