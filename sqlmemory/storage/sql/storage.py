@@ -42,6 +42,7 @@ from sqlmemory.storage.sql import (
     joint_reads,
     joint_writes,
     one_statement_append,
+    one_statement_pop,
     one_statement_save,
     reads,
     rewrites,
@@ -185,7 +186,15 @@ class SqlStorage(SqlSearch, SqlUsage, SqlCatalog, SqlBranches):
             'pong'
         """
         sid = check_session_id(session_id)
-        return self._run("pop", True, deletes.pop, sid, utc_now(), None, self._owner)
+        now = utc_now()
+        if self._one_statement_writer is not None:
+            # PostgreSQL: one statement in autocommit, if no other writer comes between.
+            one = one_statement_pop.pop_in_one_statement
+            with translate_db_errors("pop"):
+                found = self._attempt("pop", True, one, sid, now, self._owner, one_statement=True)
+            if found is not None:
+                return found
+        return self._run("pop", True, deletes.pop, sid, now, None, self._owner)
 
     def _pop_keeping(
         self, session_id: str, keep: Callable[[Message], Sequence[Message]]

@@ -51,6 +51,7 @@ from sqlmemory.storage.sql import (
     joint_reads,
     joint_writes,
     one_statement_append,
+    one_statement_pop,
     one_statement_save,
     reads,
     rewrites,
@@ -196,7 +197,17 @@ class AsyncSqlStorage(AsyncSqlSearch, AsyncSqlUsage, AsyncSqlCatalog, AsyncSqlBr
             'pong'
         """
         sid = check_session_id(session_id)
-        return await self._run("pop", True, deletes.pop, sid, utc_now(), None, self._owner)
+        now = utc_now()
+        if self._one_statement_writer is not None:
+            # PostgreSQL: one statement in autocommit, if no other writer comes between.
+            one = one_statement_pop.pop_in_one_statement
+            with translate_db_errors("pop"):
+                found = await self._attempt(
+                    "pop", True, one, sid, now, self._owner, one_statement=True
+                )
+            if found is not None:
+                return found
+        return await self._run("pop", True, deletes.pop, sid, now, None, self._owner)
 
     async def _pop_keeping(
         self, session_id: str, keep: Callable[[Message], Sequence[Message]]

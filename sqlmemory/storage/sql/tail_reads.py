@@ -58,7 +58,7 @@ from sqlmemory.storage.sql.reads import (
 from sqlmemory.storage.sql.schema import MESSAGE_COLUMNS, blocks_table, messages_table
 from sqlmemory.types import Message
 
-__all__ = ["DEFAULT_PAGE", "read_tail"]
+__all__ = ["DEFAULT_PAGE", "read_tail", "split_rows", "with_blocks"]
 
 DEFAULT_PAGE = 64
 """Messages read by the first page of a tail read, for policies that give no hint."""
@@ -110,7 +110,7 @@ def _head_statements(dialect: str, owned: bool) -> tuple[Executable, Executable]
 
 
 @functools.cache
-def _with_blocks(statement: Select[Any] | CompoundSelect[Any], dialect: str) -> Select[Any]:
+def with_blocks(statement: Select[Any] | CompoundSelect[Any], dialect: str) -> Select[Any]:
     """``statement`` (a page of message rows) with the block rows of its messages: each
     message row once per block row (once, its block columns NULL, if it has none), by
     seq and position. One statement is one snapshot, so a page read in autocommit needs
@@ -139,8 +139,8 @@ def _with_blocks(statement: Select[Any] | CompoundSelect[Any], dialect: str) -> 
     )
 
 
-def _split(joined: Sequence[Row], width: int, blocks: BlockRows) -> list[Row]:
-    """The message rows of a :func:`_with_blocks` read, newest first (a message read twice,
+def split_rows(joined: Sequence[Row], width: int, blocks: BlockRows) -> list[Row]:
+    """The message rows of a :func:`with_blocks` read, newest first (a message read twice,
     in the head and in the newest page, once for each), its block rows put in ``blocks``.
 
     A message row keeps the block columns of its first row after its ``width`` fields:
@@ -211,8 +211,8 @@ def _older_page(
         params["before"] = before[SEQ]
     if not _joins_blocks(conn):
         return fetch_rows(conn, statement, params)[::-1]
-    joined = fetch_rows(conn, _with_blocks(statement, conn.dialect.name), params)
-    chunk = _split(joined, len(MESSAGE_FIELDS), blocks)
+    joined = fetch_rows(conn, with_blocks(statement, conn.dialect.name), params)
+    chunk = split_rows(joined, len(MESSAGE_FIELDS), blocks)
     chunk.reverse()
     return chunk
 
@@ -280,8 +280,8 @@ class _Tail:
         both, after = _head_statements(self.conn.dialect.name, self.owner is not None)
         params = owner_params(self.sid, self.owner, page=self.page, head_page=HEAD_PAGE)
         if _joins_blocks(self.conn):
-            joined = fetch_rows(self.conn, _with_blocks(both, self.conn.dialect.name), params)
-            rows = _split(joined, IN_HEAD + 1, self.blocks)
+            joined = fetch_rows(self.conn, with_blocks(both, self.conn.dialect.name), params)
+            rows = split_rows(joined, IN_HEAD + 1, self.blocks)
         else:
             rows = fetch_rows(self.conn, both, params)
         head_page: list[Row] = sorted((r for r in rows if r[IN_HEAD]), key=lambda r: r[SEQ])
