@@ -115,7 +115,7 @@ def test_a_message_rewritten_under_its_id_reads_as_rewritten(storage: Any) -> No
     assert [m.text_content() for m in storage.load("s")] == ["first"]
 
 
-def test_a_second_window_reads_no_block_rows_on_sqlite(storage: Any, backend: str) -> None:
+def test_a_second_window_reads_no_block_rows_with_sqlite3(storage: Any, backend: str) -> None:
     storage.append("s", *_agent_turns(20))
     MESSAGES.clear()
     with recording(storage.sync_engine) as first:
@@ -123,12 +123,13 @@ def test_a_second_window_reads_no_block_rows_on_sqlite(storage: Any, backend: st
     with recording(storage.sync_engine) as second:
         again = storage.recent("s", 8)
     assert again == storage.load("s")[-8:]
-    if backend == "sqlite":
+    if backend == "sqlite" and not storage.sync_engine.dialect.is_async:
         # The page alone: every message of the window was built by the first read.
         assert first.shape() == ["SELECT sqlmemory_messages", "SELECT sqlmemory_blocks"]
         assert second.shape() == ["SELECT sqlmemory_messages"]
     else:
-        # One statement brings the page with its block rows, cached or not.
+        # One statement brings the page with its block rows, cached or not (aiosqlite:
+        # a statement is three hand-offs to its thread).
         assert first.shape() == second.shape() == ["SELECT sqlmemory_messages"]
 
 

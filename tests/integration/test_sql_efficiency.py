@@ -173,12 +173,19 @@ def test_append_batch_uses_one_insert_per_table(
     assert [m.text_content() for m in storage.load("s")] == [m.text_content() for m in batch]
 
 
-ONE_STATEMENT_READS = ("postgresql",)
-"""Backends where a window read first tries one SELECT outside any transaction."""
-SNAPSHOT_READS = ("sqlite",)
-"""Backends where a window read runs in a snapshot of its own, ``BEGIN`` and ``COMMIT``
-sent on its connection (no round trips in-process), and reads block rows apart, only
-for the messages it builds (``tail_reads._joins_blocks``)."""
+def _one_statement(storage: Any) -> bool:
+    """Whether a window read first tries one SELECT outside any transaction: on
+    PostgreSQL, and on SQLite through ``aiosqlite`` (each statement a thread hand-off)."""
+    dialect = storage.sync_engine.dialect
+    return dialect.name == "postgresql" or (dialect.name == "sqlite" and dialect.is_async)
+
+
+def _apart(storage: Any) -> bool:
+    """Whether a window read runs in a snapshot of its own, ``BEGIN`` and ``COMMIT`` sent
+    on its connection (no round trips in-process), and reads block rows apart, only for
+    the messages it builds (``tail_reads._joins_blocks``): SQLite's own driver."""
+    dialect = storage.sync_engine.dialect
+    return dialect.name == "sqlite" and not dialect.is_async
 
 
 def _in_own_snapshot(rec: Recorder) -> bool:
@@ -264,9 +271,9 @@ def test_a_text_window_is_one_select(storage: Any, backend: str, read: str) -> N
     assert 0 < len(window) < 32
     assert window[-1].id == history[-1].id
     assert rec.shape() == ["SELECT sqlmemory_messages"]
-    if backend in ONE_STATEMENT_READS:
+    if _one_statement(storage):
         assert rec.autocommit == [True], "a window settled by one SELECT needs no transaction"
-    if backend in SNAPSHOT_READS:
+    if _apart(storage):
         assert _in_own_snapshot(rec)
 
 
@@ -278,14 +285,14 @@ def test_a_window_with_images_reads_blocks_and_blobs_once(storage: Any, backend:
     # The page's block rows come with its message rows, in one statement (SQLite reads
     # them apart, in the page's snapshot).
     reads = ["SELECT sqlmemory_messages", "SELECT sqlmemory_blobs"]
-    if backend in SNAPSHOT_READS:
+    if _apart(storage):
         reads.insert(1, "SELECT sqlmemory_blocks")
         assert _in_own_snapshot(rec)
     page_sql = rec.touching("sqlmemory_messages", "SELECT")[0][0]
     joined = r"JOIN (LATERAL \(SELECT .*\sFROM\s)?sqlmemory_blocks"
-    assert bool(re.search(joined, page_sql, re.S)) == (backend not in SNAPSHOT_READS), page_sql
+    assert bool(re.search(joined, page_sql, re.S)) == (not _apart(storage)), page_sql
     assert rec.shape() == reads
-    if backend in ONE_STATEMENT_READS:
+    if _one_statement(storage):
         # Both outside a transaction: the bytes are keyed by their content's hash, so the
         # bytes found are the ones the page's rows point at.
         assert rec.autocommit == [True, True]
@@ -314,7 +321,7 @@ def test_a_window_whose_blob_went_meanwhile_starts_over_in_a_snapshot(
         sa.event.remove(storage.sync_engine, "before_cursor_execute", clear_first)
         writer.engine.dispose()
     assert deleted
-    if backend in ONE_STATEMENT_READS:
+    if _one_statement(storage):
         assert window == []  # what the snapshot after the clear holds
         assert rec.shape()[:3] == [
             "SELECT sqlmemory_messages",
@@ -341,12 +348,12 @@ def test_a_window_with_tool_calls_is_one_select(storage: Any, backend: str) -> N
         window = storage.load("agent", FixedWindow(2))
     assert window == FixedWindow(2).apply(storage.load("agent"))
     assert isinstance(window[-2].content[1], ToolCall)
-    if backend in SNAPSHOT_READS:
+    if _apart(storage):
         assert rec.shape() == ["SELECT sqlmemory_messages", "SELECT sqlmemory_blocks"]
         assert _in_own_snapshot(rec)
     else:
         assert rec.shape() == ["SELECT sqlmemory_messages"]
-    if backend in ONE_STATEMENT_READS:
+    if _one_statement(storage):
         assert rec.autocommit == [True], "block rows come with the page: no second read"
 
 
@@ -411,7 +418,7 @@ def test_a_tool_calling_window_reads_the_block_rows_of_its_page_only(
     with recording(engine) as rec:
         SqlStorage(engine).recent("agent", 20)
     # SQLite reads the block rows apart, in the page's snapshot: a range of its key.
-    table = "sqlmemory_blocks" if engine.dialect.name in SNAPSHOT_READS else "sqlmemory_messages"
+    table = "sqlmemory_blocks" if engine.dialect.name == "sqlite" else "sqlmemory_messages"
     ((sql, params),) = rec.touching(table, "SELECT")
     assert _block_rows_examined(engine, sql, params) <= 21
 
@@ -508,7 +515,7 @@ def test_a_window_that_keeps_the_system_prompt_reads_only_the_head_and_the_tail(
     if head <= 4:
         assert len(reads) == 1, reads
     else:
-        assert len(reads) == (3 if backend in ONE_STATEMENT_READS else 2), reads
+        assert len(reads) == (3 if _one_statement(storage) else 2), reads
 
 
 def test_blob_bytes_are_read_only_for_messages_in_the_window(storage: Any) -> None:
@@ -641,3 +648,25 @@ def test_windowed_reads_equal_the_policy_over_the_whole_history(
     ):
         assert storage.load("prop", policy) == policy.apply(everything), policy
     assert storage.recent("prop", n) == RecentWindow(n).apply(everything)
+
+
+def test_a_pop_is_one_statement_on_postgresql_and_four_elsewhere(
+    storage: Any, backend: str
+) -> None:
+    storage.append("s", *(Message.user(f"m{i}") for i in range(10)))
+    with recording(storage.sync_engine) as rec:
+        popped = storage.pop("s")
+    assert popped is not None and popped.text_content() == "m9"
+    if backend == "postgresql":
+        # The two newest rows, the update of the session row that locks it (if its
+        # version is the one read) and the DELETE, as one statement in autocommit.
+        assert rec.shape() == ["WITH sqlmemory_sessions"]
+        assert rec.autocommit == [True]
+    else:
+        assert rec.shape() == [
+            "SELECT sqlmemory_sessions",
+            "SELECT sqlmemory_messages",
+            "DELETE sqlmemory_messages",
+            "UPDATE sqlmemory_sessions",
+        ]
+    assert [m.text_content() for m in storage.load("s")] == [f"m{i}" for i in range(9)]

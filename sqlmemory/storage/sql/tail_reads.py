@@ -187,10 +187,12 @@ def _entry(row: Row) -> Entry:
 
 def _joins_blocks(conn: Connection) -> bool:
     """Whether a page read brings its block rows: on a server, where a statement is a
-    round trip. SQLite reads them apart, and only for the messages it builds, in one
-    snapshot with the page (:func:`read_tail`): two plain statements cost it less than
-    one that joins them."""
-    return conn.dialect.name != "sqlite"
+    round trip, and through ``aiosqlite``, where each call into SQLite is a hand-off to
+    its thread (the page's ``SELECT`` three, ``BEGIN`` and ``COMMIT`` one each). SQLite's
+    own driver reads them apart, and only for the messages it builds, in one snapshot
+    with the page (:func:`read_tail`): two plain statements cost it less than one that
+    joins them."""
+    return conn.dialect.name != "sqlite" or conn.dialect.is_async
 
 
 def _older_page(
@@ -328,12 +330,12 @@ def read_tail(
     A policy with ``keep_system`` gets the head of the history (its leading
     instructions) from the same first statement. With ``one_statement``, returns
     ``None`` instead of running a second statement (the caller then reads again inside
-    a snapshot transaction); on SQLite, where a statement is no round trip, it reads
-    in a snapshot of its own instead (:func:`~.driver_sql.read_snapshot`). With
+    a snapshot transaction); on SQLite's own driver, where a statement is no round trip,
+    it reads in a snapshot of its own instead (:func:`~.driver_sql.read_snapshot`). With
     ``owner``, a session that is not theirs reads as empty: the check is part of every
     statement that reads its rows.
     """
-    if one_statement and conn.dialect.name == "sqlite":
+    if one_statement and not _joins_blocks(conn):
         with read_snapshot(conn):
             return read_tail(conn, sid, policy, owner=owner)
     page = min(max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1), MAX_PAGE)
