@@ -8,6 +8,7 @@ the row again returns, whatever was written, rewritten or deleted in between.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
@@ -17,7 +18,15 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlmemory import FixedWindow, ImageBlock, Message, ThinkingBlock, ToolCall, Usage
+from sqlmemory import (
+    FixedWindow,
+    ImageBlock,
+    Message,
+    SqlStorage,
+    ThinkingBlock,
+    ToolCall,
+    Usage,
+)
 from sqlmemory.storage.sql.reads import MESSAGES
 from sqlmemory.storage.sql.tail_reads import ENTRIES
 from tests.integration.test_sql_efficiency import _png, recording
@@ -176,3 +185,52 @@ def test_reads_build_every_message_with_the_cache_off(storage: Any, uncached: No
     assert first == second
     assert not any(a is b for a, b in zip(first, second, strict=True))
     assert len(MESSAGES) == len(ENTRIES) == 0
+
+
+def test_threads_reading_while_others_write_get_what_is_stored(
+    storage: Any, engine: sa.Engine
+) -> None:
+    # One process, so one cache, shared by readers and writers on several threads: every
+    # message read is the one stored under its id, in order, whatever ran meanwhile.
+    def content(i: int) -> str:
+        return f"message {i} " * (i % 7 + 1)
+
+    storage.append("s", *(Message.user(content(i), id=f"m{i}") for i in range(40)))
+    writer = SqlStorage(sa.create_engine(engine.url))
+    stop = threading.Event()
+    seen: list[list[Message]] = []
+    failures: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            for i in range(40, 80):
+                writer.append("s", Message.user(content(i), id=f"m{i}"))
+                if i % 3 == 0:
+                    writer.pop("s")
+                    writer.append("s", Message.user(content(i), id=f"m{i}"))
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            stop.set()
+
+    def read() -> None:
+        try:
+            while not stop.is_set():
+                seen.append(storage.load("s"))
+                seen.append(storage.recent("s", 7))
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=write), *(threading.Thread(target=read) for _ in range(2))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    writer.engine.dispose()
+    assert not failures
+    assert len(seen) > 4
+    for read in seen:
+        numbers = [int(m.id[1:]) for m in read]
+        assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
+        assert [m.text_content() for m in read] == [content(n) for n in numbers]
+    assert [m.id for m in storage.load("s")] == [f"m{i}" for i in range(80)]
