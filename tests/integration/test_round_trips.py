@@ -20,8 +20,8 @@ from tests.support.scripts import bench_script
 
 EXPECTED = {
     # operation: (sqlite, postgresql, mysql)
-    "append_one": (4, 1, 4),
-    "append_batch": (7, 1, 7),
+    "append_one": (4, 1, 3),
+    "append_batch": (7, 1, 6),
     "image_window_read": (5, 2, 3),
     "window_read": (3, 1, 2),
     "full_read": (5, 5, 4),

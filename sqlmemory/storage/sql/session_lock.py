@@ -26,6 +26,7 @@ from sqlalchemy import (
     delete,
     exists,
     false,
+    func,
     null,
     select,
     update,
@@ -99,14 +100,21 @@ def _lock_statements(dialect: str, keep_history: bool) -> tuple[Executable, Exec
         session.owner,
     )
     if dialect in ("mysql", "mariadb"):
-        my = mysql.insert(sessions_table).values(values)
+        my = mysql.insert(sessions_table).values({**values, "next_seq": _told(values["next_seq"])})
+        stored_ahead = case((session.last_recorded_at > my.inserted.last_recorded_at, 1), else_=0)
         upsert = my.on_duplicate_key_update(
-            next_seq=session.next_seq + bindparam("k"),
-            last_recorded_at=case(
-                (session.last_recorded_at > my.inserted.last_recorded_at, session.last_recorded_at),
-                else_=my.inserted.last_recorded_at,
-            ),
-            **cleared,
+            [
+                # First: the flag reads the stored clock, before the next part moves it.
+                ("next_seq", _told(session.next_seq + bindparam("k"), stored_ahead)),
+                (
+                    "last_recorded_at",
+                    case(
+                        (stored_ahead == 1, session.last_recorded_at),
+                        else_=my.inserted.last_recorded_at,
+                    ),
+                ),
+                *cleared.items(),
+            ]
         )
         read = select(*returned).where(session.session_id == bindparam("sid"))
         return upsert, read
@@ -127,6 +135,15 @@ def _lock_statements(dialect: str, keep_history: bool) -> tuple[Executable, Exec
         },
     ).returning(*returned)
     return upsert_returning, None
+
+
+def _told(next_seq: Any, stored_ahead: Any = 0) -> Any:
+    """MySQL/MariaDB: ``next_seq``, also told to the client in the upsert's answer, which
+    cannot return rows: as ``LAST_INSERT_ID(next_seq * 2 + stored_ahead)``, the id the
+    server reports for the statement, halved again for the column. ``stored_ahead`` is 1
+    when the session's stored clock is later than the writer's (its stamp is then not
+    the writer's clock: the caller reads the row)."""
+    return func.floor(func.last_insert_id(next_seq * 2 + stored_ahead) / 2)
 
 
 def lock_session(
@@ -159,7 +176,12 @@ def lock_session(
     if read is None:
         (row,) = run_statement(conn, upsert, [params])
     else:
-        conn.execute(upsert, params)
+        told = conn.execute(upsert, params).lastrowid
+        if not keep_history and owner is None and told and told % 2 == 0:
+            # MySQL/MariaDB: the seqs came with the upsert's answer (see _told), and the
+            # stamp is the writer's clock, which the stored one did not pass; an append
+            # needs no history chain and no owner, so no read of the row.
+            return SessionLock(told // 2 - k, clock, None, None)
         row = conn.execute(read, params).one()
     if owner is not None and row[4] != owner:
         raise refuse(sid, owner)
