@@ -26,7 +26,7 @@ EXPECTED = {
     "window_read": (3, 1, 2),
     "full_read": (5, 5, 4),
     "save": (5, 1, 5),
-    "pop": (6, 1, 5),
+    "pop": (6, 1, 4),
 }
 COLUMN = {"sqlite": 0, "postgresql": 1, "mysql": 2}
 AIOSQLITE = {"window_read": 1, "image_window_read": 2}

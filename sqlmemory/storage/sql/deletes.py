@@ -10,14 +10,16 @@ put messages in place of the one it deletes, through
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Connection, delete, func, select
+from sqlalchemy import Connection, Select, bindparam, delete, func, select
 
 from sqlmemory.storage.sql import reads
-from sqlmemory.storage.sql.codec import encode_message
-from sqlmemory.storage.sql.schema import messages_table, sessions_table
+from sqlmemory.storage.sql.codec import SEQ, encode_message
+from sqlmemory.storage.sql.schema import MESSAGE_COLUMNS, messages_table, sessions_table
 from sqlmemory.storage.sql.session_lock import (
     delete_session,
     lock_existing,
@@ -68,6 +70,42 @@ def evict(conn: Connection, sid: str, keep: int, now: datetime, owner: str | Non
     return int(deleted)
 
 
+@functools.cache
+def _locked_newest_statement() -> Select[Any]:
+    """The session's row with its two newest message rows (none: one row of NULLs), as
+    one locking read."""
+    session, message = sessions_table.c, messages_table.c
+    return (
+        select(session.owner, *MESSAGE_COLUMNS)
+        .select_from(
+            sessions_table.outerjoin(messages_table, message.session_id == session.session_id)
+        )
+        .where(session.session_id == bindparam("sid"))
+        .order_by(message.seq.desc())
+        .limit(2)
+        .with_for_update()
+    )
+
+
+def _lock_with_newest(
+    conn: Connection, sid: str, owner: str | None
+) -> tuple[bool, tuple[int, Message, bool] | None]:
+    """MySQL/MariaDB: lock the session's row and read its newest message in one
+    statement, a round trip less than :func:`lock_existing` then
+    :func:`~sqlmemory.storage.sql.reads.newest`. A locking read waits for the lock and
+    then reads the newest committed rows (not a snapshot older than the lock), as InnoDB
+    runs every ``FOR UPDATE``. Returns whether the session exists (for ``owner``, when
+    given: another owner's is locked and reported absent), and what ``newest`` returns."""
+    rows = conn.execute(_locked_newest_statement(), {"sid": sid}).all()
+    if not rows or (owner is not None and rows[0][0] != owner):
+        return False, None
+    stored = [row[1:] for row in rows if row[1 + SEQ] is not None]
+    if not stored:
+        return True, None
+    message = reads.build_messages(conn, sid, stored[:1])[0]
+    return True, (int(stored[0][SEQ]), message, len(stored) > 1)
+
+
 def _holds_bytes(message: Message) -> bool:
     """Whether ``message`` references blob bytes (an image or document given as data)."""
     return any(
@@ -91,9 +129,14 @@ def pop(
     can come between, and a failure leaves the session as it was. A session that is not
     ``owner``'s (when given) is left as it is: ``None``.
     """
-    if not lock_existing(conn, sid, owner):
+    if conn.dialect.name in ("mysql", "mariadb"):
+        exists, found = _lock_with_newest(conn, sid, owner)
+        if not exists:
+            return None
+    elif lock_existing(conn, sid, owner):
+        found = reads.newest(conn, sid)
+    else:
         return None
-    found = reads.newest(conn, sid)
     if found is None:
         return None
     seq, message, older = found
