@@ -27,8 +27,7 @@ from sqlmemory import (
     ToolCall,
     Usage,
 )
-from sqlmemory.storage.sql.reads import MESSAGES
-from sqlmemory.storage.sql.tail_reads import ENTRIES
+from sqlmemory.storage.sql.reads import ENTRIES, MESSAGES
 from tests.integration.test_sql_efficiency import _png, recording
 from tests.support.strategies import messages
 
@@ -234,3 +233,13 @@ def test_threads_reading_while_others_write_get_what_is_stored(
         assert numbers == list(range(numbers[0], numbers[0] + len(numbers)))
         assert [m.text_content() for m in read] == [content(n) for n in numbers]
     assert [m.id for m in storage.load("s")] == [f"m{i}" for i in range(80)]
+
+
+def test_erasing_an_owner_forgets_the_messages_built_from_their_rows(storage: Any) -> None:
+    ann = storage.owned_by("ann")
+    ann.append("s", *_agent_turns(2))
+    assert len(ann.load("s")) == 8
+    assert len(MESSAGES) >= 8
+    storage.erase_owner("ann")
+    assert len(MESSAGES) == len(ENTRIES) == 0
+    assert ann.load("s") == []

@@ -41,6 +41,7 @@ from sqlmemory.storage.sql import (
     record_queries,
 )
 from sqlmemory.storage.sql.front import SqlFront
+from sqlmemory.storage.sql.reads import forget_built_messages
 from sqlmemory.types import utc_now
 
 T = TypeVar("T")
@@ -161,4 +162,7 @@ class SqlCatalog(SqlFront):
             count, done = self._run("erase_owner", True, erasure.erase_batch, wanted, utc_now())
             erased += count
             if done:
+                # The messages this process built from the owner's rows go too (no read
+                # could reach them without the rows; they would only wait in memory).
+                forget_built_messages()
                 return erased

@@ -46,6 +46,7 @@ from sqlmemory.storage.sql import (
     record_queries,
 )
 from sqlmemory.storage.sql.front_async import AsyncSqlFront
+from sqlmemory.storage.sql.reads import forget_built_messages
 from sqlmemory.types import utc_now
 
 T = TypeVar("T")
@@ -168,4 +169,7 @@ class AsyncSqlCatalog(AsyncSqlFront):
             )
             erased += count
             if done:
+                # The messages this process built from the owner's rows go too (no read
+                # could reach them without the rows; they would only wait in memory).
+                forget_built_messages()
                 return erased

@@ -28,6 +28,7 @@ from sqlalchemy import (
 )
 
 from sqlmemory._gc import gc_paused
+from sqlmemory.policy.groups import Entry
 from sqlmemory.storage.sql.codec import (
     DIGEST,
     MESSAGE_FIELDS,
@@ -50,6 +51,7 @@ from sqlmemory.storage.sql.schema import (
 from sqlmemory.types import Block, Message
 
 __all__ = [
+    "ENTRIES",
     "MESSAGES",
     "OWNED",
     "BlockRows",
@@ -57,6 +59,7 @@ __all__ = [
     "build_messages",
     "count",
     "fetch_rows",
+    "forget_built_messages",
     "newest",
     "owner_params",
     "page_statements",
@@ -74,6 +77,15 @@ BlockRows = dict[int, list[Mapping[str, Any]]]
 MESSAGES: MessageCache[Message] = MessageCache()
 """The messages the reads have built, kept to be handed out again
 (:mod:`~sqlmemory.storage.sql.message_cache`): one per process, shared by every storage."""
+ENTRIES: MessageCache[Entry] = MessageCache(max_bytes=8 * 1024 * 1024)
+"""The window policies' entries built from message rows, kept as :data:`MESSAGES` keeps
+messages: by digest, ``recorded_at`` and the stored token count."""
+
+
+def forget_built_messages() -> None:
+    """Empty :data:`MESSAGES` and :data:`ENTRIES` (in this process)."""
+    MESSAGES.clear()
+    ENTRIES.clear()
 
 
 def fetch_rows(conn: Connection, statement: Executable, params: Mapping[str, Any]) -> list[Row]:

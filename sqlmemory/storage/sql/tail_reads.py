@@ -45,8 +45,8 @@ from sqlmemory.storage.sql.codec import (
     entry_of,
 )
 from sqlmemory.storage.sql.driver_sql import read_snapshot
-from sqlmemory.storage.sql.message_cache import MessageCache
 from sqlmemory.storage.sql.reads import (
+    ENTRIES,
     BlockRows,
     Row,
     build_messages,
@@ -169,11 +169,8 @@ def split_rows(joined: Sequence[Row], width: int, blocks: BlockRows) -> list[Row
     return rows
 
 
-ENTRIES: MessageCache[Entry] = MessageCache(max_bytes=8 * 1024 * 1024)
-"""The entries built from message rows, as :data:`~.reads.MESSAGES` keeps messages:
-by digest, ``recorded_at`` and the stored token count."""
 ENTRY_SIZE = 350
-"""The estimated bytes of an entry and its key in :data:`ENTRIES`."""
+"""The estimated bytes of an entry and its key in :data:`~.reads.ENTRIES`."""
 
 
 def _entry(row: Row) -> Entry:
