@@ -1,6 +1,8 @@
-"""A save of a history this storage saved last, grown: one statement on PostgreSQL
-(``one_statement_save.py``), whose condition (the stored hash chain) must catch every
-write that came between, from another storage or this one (``docs/performance.md``)."""
+"""A save of a history the last save left, grown: one statement on PostgreSQL
+(``one_statement_save.py``), from the storage that saved last or from any other, whose
+condition (the stored hash chain over the stored length, read under the lock) must catch
+every write that came between, from another storage or this one
+(``docs/performance.md``)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import pytest
 import sqlalchemy as sa
 
 from sqlmemory import DuplicateMessageError, InvalidMessageError, Message, SqlStorage
+from sqlmemory.storage.sql.one_statement_save import WINDOW
+from tests.integration.test_sql_efficiency import recording
 
 
 def _history(n: int, tag: str = "m") -> list[Message]:
@@ -68,3 +72,61 @@ def test_a_grown_save_whose_new_id_is_stored_with_other_content_is_refused(
     with pytest.raises((InvalidMessageError, DuplicateMessageError)):
         storage.save("s", [*history, twin])
     assert [m.id for m in storage.load("s")] == [m.id for m in history]
+
+
+@pytest.mark.parametrize("between", list(BETWEEN))
+def test_a_fresh_storages_grown_save_after_another_write_is_the_history_given(
+    storage: Any, engine: sa.Engine, between: str
+) -> None:
+    # A storage that never saved the session (another process's, say): the stored
+    # length is read under the lock, among the last WINDOW messages given.
+    history = _history(10)
+    SqlStorage(engine).save("s", history)
+    BETWEEN[between](SqlStorage(engine), history)
+    grown = [*history, Message.user("one more"), Message.assistant("sure")]
+    storage.save("s", grown)
+    assert [m.id for m in storage.load("s")] == [m.id for m in grown]
+    info = storage.session_info("s")
+    assert info is not None and info.message_count == len(grown)
+
+
+@pytest.mark.parametrize("stored", [0, 1, 30, 63, 64, 65, 100])
+def test_a_save_grown_by_any_count_stores_the_history_given(
+    storage: Any, engine: sa.Engine, backend: str, stored: int
+) -> None:
+    history = _history(100)
+    SqlStorage(engine).save("s", history[:stored])
+    assert storage.count("s") == stored  # the schema check, before the recording
+    with recording(storage.sync_engine) as rec:
+        storage.save("s", history)
+    assert [m.id for m in storage.load("s")] == [m.id for m in history]
+    assert storage.session_info("s").message_count == 100
+    seqs = _seqs(engine)
+    assert seqs == sorted(set(seqs)) and len(seqs) == 100
+    if backend == "postgresql":
+        # One statement when the stored history is within the window (grown by 1 to
+        # 64): otherwise it writes nothing and the usual save follows.
+        one = 0 < stored < 100 and 100 - stored <= WINDOW
+        assert (len(rec.data_statements()) == 1) == one, rec.data_statements()
+
+
+def test_a_fresh_storages_save_is_one_statement_on_postgresql(
+    storage: Any, engine: sa.Engine, backend: str
+) -> None:
+    history = _history(10, "h")
+    SqlStorage(engine).save("s", history)
+    loaded = storage.load("s")
+    with recording(storage.sync_engine) as rec:
+        storage.save("s", [*loaded, Message.user("next turn")])
+    assert [m.text_content() for m in storage.load("s")][-2:] == ["h9", "next turn"]
+    if backend == "postgresql":
+        assert rec.shape() == ["WITH sqlmemory_sessions"]
+        assert rec.autocommit == [True]
+
+
+def _seqs(engine: sa.Engine) -> list[int]:
+    with engine.connect() as conn:
+        rows = conn.exec_driver_sql(
+            "SELECT seq FROM sqlmemory_messages WHERE session_id = 's' ORDER BY seq"
+        )
+        return [int(r[0]) for r in rows]

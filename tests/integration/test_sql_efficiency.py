@@ -653,9 +653,7 @@ def test_windowed_reads_equal_the_policy_over_the_whole_history(
     assert storage.recent("prop", n) == RecentWindow(n).apply(everything)
 
 
-def test_a_pop_is_one_statement_on_postgresql(
-    storage: Any, backend: str
-) -> None:
+def test_a_pop_is_one_statement_on_postgresql(storage: Any, backend: str) -> None:
     storage.append("s", *(Message.user(f"m{i}") for i in range(10)))
     with recording(storage.sync_engine) as rec:
         popped = storage.pop("s")

@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from sqlmemory import Message
-from sqlmemory.storage.sql.codec import digest_of, history_digest
+from sqlmemory.storage.sql.codec import digest_of
+from sqlmemory.storage.sql.history_chain import history_digest
 from sqlmemory.storage.sql.save_plan import SavePlan, SessionLock, StoredMessage, plan_save
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

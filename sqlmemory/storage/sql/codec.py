@@ -6,7 +6,6 @@ inserts, and rows (as mappings) back into messages.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +74,7 @@ MEMO = "_sqlmemory_memo"
 """The private ``__dict__`` key of a message's :class:`_Memo`."""
 
 __all__ = [
+    "MEMOS",
     "MESSAGE_FIELDS",
     "BlobData",
     "EncodedMessage",
@@ -82,7 +82,6 @@ __all__ = [
     "digest_of",
     "encode_message",
     "entry_of",
-    "history_digest",
     "time_is_stored",
 ]
 
@@ -242,43 +241,23 @@ class _Memos:
         return memo
 
 
-_MEMOS = _Memos()
+MEMOS = _Memos()
+"""Each message's :class:`_Memo` (its digest, its link in a history chain)."""
 
 
 def time_is_stored(message: Message) -> bool:
     """Whether ``message.recorded_at`` is known to equal the stored one (or is unset)."""
     if message.recorded_at is None:
         return True
-    memo = _MEMOS.get(message)
+    memo = MEMOS.get(message)
     return memo is not None and memo.loaded
-
-
-def history_digest(messages: Sequence[Message], count: int) -> str:
-    """A hash chain over the ids and content digests of ``messages[:count]``.
-
-    Equal chains mean equal histories (ids, order and content). Each message memoises the
-    link it adds after a given predecessor, so re-hashing a history that grew by k
-    messages hashes k links.
-    """
-    link = ""
-    for message in messages[:count]:
-        memo = _MEMOS.of(message)
-        if memo.chain is not None and memo.chain[0] == link:
-            link = memo.chain[1]
-            continue
-        # Ids hold no control characters, so the unit separator cannot be forged.
-        data = f"{link}\x1f{message.id}\x1f{digest_of(message)}".encode()
-        following = hashlib.sha256(data).hexdigest()
-        memo.chain = (link, following)
-        link = following
-    return link
 
 
 def digest_of(message: Message) -> str:
     """The content digest of ``message``: SHA-256 of its canonical form (``recorded_at`` aside)."""
-    memo = _MEMOS.get(message)
+    memo = MEMOS.get(message)
     if memo is None:
-        memo = _MEMOS.add(message, _Memo())
+        memo = MEMOS.add(message, _Memo())
     elif memo.digest is not None:
         return memo.digest
     memo.digest = content_digest(message)

@@ -112,6 +112,9 @@ def _insert_rows(table: Any, names: Sequence[str], lock: Any, prefix: str) -> An
     chosen += [bindparam("sid"), seq]
     targets += ["session_id", "seq"]
     rows_select = select(*chosen).select_from(found).join(lock, true())
+    if "first" in lock.c:
+        # A save's lock says which of the rows sent are new: those from ``first`` on.
+        rows_select = rows_select.where(found.c[_OFFSET] >= lock.c.first)
     return table.insert().from_select(targets, rows_select).cte(f"{prefix}written")
 
 
@@ -128,8 +131,9 @@ def _statement(shape: _Shape, locking: Callable[[], Any] = _append_lock) -> Exec
     ``locking`` builds the first part, which locks the session's row and returns its
     ``next_seq`` (past the ``:k`` seqs allocated) and ``last_recorded_at``: the append's
     upsert, or a save's conditional update
-    (:mod:`~sqlmemory.storage.sql.one_statement_save`). Every other part reads its row,
-    so nothing is written when it returns none."""
+    (:mod:`~sqlmemory.storage.sql.one_statement_save`), which also returns ``first``, the
+    offset of the first row to insert. Every other part reads its row, so nothing is
+    written when it returns none."""
     message_names, block_names, has_blobs = shape
     lock = locking()
     parts = [_insert_rows(messages_table, message_names, lock, "m")]

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import NamedTuple
 
-from sqlmemory.storage.sql.codec import digest_of, history_digest, time_is_stored
+from sqlmemory.storage.sql.codec import digest_of, time_is_stored
+from sqlmemory.storage.sql.history_chain import history_digest
 from sqlmemory.types import Message
 
 __all__ = ["SavePlan", "SessionLock", "StoredMessage", "plan_save"]

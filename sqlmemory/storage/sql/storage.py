@@ -140,9 +140,10 @@ class SqlStorage(SqlSearch, SqlUsage, SqlCatalog, SqlBranches):
         batch = check_messages(messages, self.max_blob_bytes)
         now = utc_now()
         known = self._saved_before(sid)
-        if known is not None and one_statement_save.grows(batch, known):
-            # PostgreSQL: this storage saved the session last; if no one wrote since, the
-            # new messages go in one statement, one round trip.
+        if self._saves_in_one_statement and one_statement_save.grows(batch, known):
+            # PostgreSQL: if the stored history is what the last save left (of ``known``
+            # messages, when this storage saved it), the new messages go in one
+            # statement, one round trip.
             with translate_db_errors("save"):
                 try:
                     grown = one_statement_save.save_grown

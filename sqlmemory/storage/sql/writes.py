@@ -17,8 +17,9 @@ from sqlalchemy import Connection, delete, insert, select
 
 from sqlmemory.errors import DuplicateMessageError
 from sqlmemory.storage.sql import base64_text
-from sqlmemory.storage.sql.codec import EncodedMessage, encode_message, history_digest
+from sqlmemory.storage.sql.codec import EncodedMessage, encode_message
 from sqlmemory.storage.sql.driver_sql import run_statement
+from sqlmemory.storage.sql.history_chain import history_digest
 from sqlmemory.storage.sql.save_plan import StoredMessage, plan_save
 from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table
 from sqlmemory.storage.sql.session_lock import (
