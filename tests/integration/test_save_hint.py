@@ -34,12 +34,15 @@ BETWEEN: dict[str, Callable[[SqlStorage, list[Message]], Any]] = {
 }
 
 
+@pytest.mark.parametrize("saved_by", ["this storage", "another"])
 @pytest.mark.parametrize("between", list(BETWEEN))
 def test_a_grown_save_after_another_write_is_the_history_given(
-    storage: Any, engine: sa.Engine, between: str
+    storage: Any, engine: sa.Engine, between: str, saved_by: str
 ) -> None:
+    # Saved first by this storage (it knows the length it left) or by another (a
+    # process's, say: the stored length is read under the lock, among the last WINDOW).
     history = _history(10)
-    storage.save("s", history)
+    (storage if saved_by == "this storage" else SqlStorage(engine)).save("s", history)
     BETWEEN[between](SqlStorage(engine), history)
     grown = [*history, Message.user("one more"), Message.assistant("sure")]
     storage.save("s", grown)
@@ -72,22 +75,6 @@ def test_a_grown_save_whose_new_id_is_stored_with_other_content_is_refused(
     with pytest.raises((InvalidMessageError, DuplicateMessageError)):
         storage.save("s", [*history, twin])
     assert [m.id for m in storage.load("s")] == [m.id for m in history]
-
-
-@pytest.mark.parametrize("between", list(BETWEEN))
-def test_a_fresh_storages_grown_save_after_another_write_is_the_history_given(
-    storage: Any, engine: sa.Engine, between: str
-) -> None:
-    # A storage that never saved the session (another process's, say): the stored
-    # length is read under the lock, among the last WINDOW messages given.
-    history = _history(10)
-    SqlStorage(engine).save("s", history)
-    BETWEEN[between](SqlStorage(engine), history)
-    grown = [*history, Message.user("one more"), Message.assistant("sure")]
-    storage.save("s", grown)
-    assert [m.id for m in storage.load("s")] == [m.id for m in grown]
-    info = storage.session_info("s")
-    assert info is not None and info.message_count == len(grown)
 
 
 @pytest.mark.parametrize("stored", [0, 1, 30, 63, 64, 65, 100])
