@@ -206,8 +206,12 @@ def killed_writer(url: str, sid: str, table: str, ready: Any) -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
     ready.put("ready")
+    # A queue's put is written to its pipe by a feeder thread: flushed before the append,
+    # or the kill that follows it may come first and the parent never hear "ready".
+    ready.close()
+    ready.join_thread()
     storage.append(sid, *batch("killed", "k"))
-    ready.put("not killed")  # pragma: no cover - the kill came first
+    os._exit(3)  # pragma: no cover - the kill came first (the parent checks the exit code)
 
 
 def forkserver() -> Any:
