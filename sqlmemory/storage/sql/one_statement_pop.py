@@ -46,7 +46,7 @@ from sqlalchemy import (
 from sqlmemory.storage.sql import reads, tail_reads
 from sqlmemory.storage.sql.codec import MESSAGE_FIELDS
 from sqlmemory.storage.sql.schema import blocks_table, messages_table, sessions_table
-from sqlmemory.storage.sql.session_lock import later
+from sqlmemory.storage.sql.session_lock import changed_record
 from sqlmemory.types import Message
 
 __all__ = ["pop_in_one_statement"]
@@ -85,12 +85,7 @@ def _statement(owned: bool) -> Executable:
             select(func.count()).select_from(two).scalar_subquery() == 2,
             ~holds_bytes,
         )
-        .values(
-            message_count=session.message_count - 1,
-            updated_at=later(session.updated_at, bindparam("now")),
-            history_digest=null(),
-            history_len=null(),
-        )
+        .values(changed_record(session.message_count - 1, bindparam("now"), (null(), null())))
         .returning(session.session_id)
         .cte("lock")
     )

@@ -44,7 +44,7 @@ from sqlmemory.storage.sql.codec import encode_message, time_is_stored
 from sqlmemory.storage.sql.history_chain import history_digest, history_digests
 from sqlmemory.storage.sql.one_statement_append import append_statement, fits
 from sqlmemory.storage.sql.schema import sessions_table
-from sqlmemory.storage.sql.session_lock import later
+from sqlmemory.storage.sql.session_lock import changed_record, later
 from sqlmemory.types import Message
 
 __all__ = ["WINDOW", "grows", "save_grown"]
@@ -80,10 +80,9 @@ def _save_lock() -> Any:
         .values(
             next_seq=session.next_seq + bindparam("total") - prior.c.stored,
             last_recorded_at=later(session.last_recorded_at, bindparam("now")),
-            history_digest=bindparam("after"),
-            history_len=bindparam("total"),
-            message_count=bindparam("total"),
-            updated_at=later(session.updated_at, bindparam("now")),
+            **changed_record(
+                bindparam("total"), bindparam("now"), (bindparam("after"), bindparam("total"))
+            ),
         )
         .returning(session.next_seq, session.last_recorded_at, first.label("first"))
         .cte("lock")

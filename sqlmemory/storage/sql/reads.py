@@ -195,6 +195,28 @@ def _blobs(
     return {sha: (bytes(data), width, height) for sha, data, width, height in found}
 
 
+def _blocks(
+    conn: Connection, sid: str, wanted: set[int], known: BlockRows | None, missing_ok: bool
+) -> tuple[dict[int, list[Block]], set[int]] | None:
+    """The decoded blocks of the messages ``wanted``, by seq, and the seqs of those that
+    hold blob bytes; ``None`` with ``missing_ok`` when a blob pointed at is not found."""
+    by_seq: dict[int, list[Block]] = {}
+    with_blobs: set[int] = set()
+    if not wanted:
+        return by_seq, with_blobs
+    block_rows = _block_rows(conn, sid, wanted, known)
+    blobs = _blobs(conn, sid, block_rows)
+    if missing_ok and any(
+        b["blob_sha256"] is not None and b["blob_sha256"] not in blobs for b in block_rows
+    ):
+        return None
+    for b in block_rows:
+        by_seq.setdefault(b["seq"], []).append(decode_block(b, blobs))
+        if b["blob_sha256"] is not None:
+            with_blobs.add(b["seq"])
+    return by_seq, with_blobs
+
+
 @overload
 def build_messages(
     conn: Connection, sid: str, rows: Sequence[Row], known: BlockRows | None = None
@@ -222,26 +244,18 @@ def build_messages(
     digest and ``recorded_at`` say it is the same message
     (:mod:`~sqlmemory.storage.sql.message_cache`); its block rows are not read.
     """
-    found = [MESSAGES.get((r[DIGEST], r[RECORDED_AT])) for r in rows]
+    keys = [(r[DIGEST], r[RECORDED_AT]) for r in rows]
+    found = [MESSAGES.get(key) for key in keys]
     wanted = {r[SEQ] for r, m in zip(rows, found, strict=True) if m is None and r[N_BLOCKS]}
-    by_seq: dict[int, list[Block]] = {}
-    with_blobs: set[int] = set()
-    if wanted:
-        block_rows = _block_rows(conn, sid, wanted, known)
-        blobs = _blobs(conn, sid, block_rows)
-        if missing_ok and any(
-            b["blob_sha256"] is not None and b["blob_sha256"] not in blobs for b in block_rows
-        ):
-            return None
-        for b in block_rows:
-            by_seq.setdefault(b["seq"], []).append(decode_block(b, blobs))
-            if b["blob_sha256"] is not None:
-                with_blobs.add(b["seq"])
+    blocks = _blocks(conn, sid, wanted, known, missing_ok)
+    if blocks is None:
+        return None
+    by_seq, with_blobs = blocks
     for i, r in enumerate(rows):
         if found[i] is None:
             message = found[i] = decode_message(r, by_seq.get(r[SEQ], ()))
             if r[SEQ] not in with_blobs:
-                MESSAGES.put((r[DIGEST], r[RECORDED_AT]), message, MESSAGE_OVERHEAD + 4 * r[TOKENS])
+                MESSAGES.put(keys[i], message, MESSAGE_OVERHEAD + 4 * r[TOKENS])
     return cast(list[Message], found)
 
 

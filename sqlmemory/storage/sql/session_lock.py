@@ -40,6 +40,7 @@ from sqlmemory.storage.sql.save_plan import SessionLock
 from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table, sessions_table
 
 __all__ = [
+    "changed_record",
     "delete_session",
     "later",
     "lock_existing",
@@ -243,6 +244,20 @@ def set_session(
     )
 
 
+def changed_record(count: Any, now: Any, history: tuple[Any, Any]) -> dict[str, Any]:
+    """The values of a session row after a write that changed its messages: the message
+    count (``count``), ``updated_at`` moved to ``now`` (never back), and the history
+    chain (its digest and length). Values or SQL: inside a ``WITH`` a ``NULL`` must be
+    ``null()``, which needs no parameter."""
+    session = sessions_table.c
+    return {
+        "message_count": count,
+        "updated_at": later(session.updated_at, now),
+        "history_digest": history[0],
+        "history_len": history[1],
+    }
+
+
 def record_change(
     conn: Connection, sid: str, count: Any, now: datetime, history: tuple[str | None, int | None]
 ) -> None:
@@ -251,12 +266,7 @@ def record_change(
     conn.execute(
         update(sessions_table)
         .where(sessions_table.c.session_id == sid)
-        .values(
-            message_count=count,
-            updated_at=later(sessions_table.c.updated_at, now),
-            history_digest=history[0],
-            history_len=history[1],
-        )
+        .values(changed_record(count, now, history))
     )
 
 

@@ -235,9 +235,9 @@ class SqlStorageBase(Generic[EngineT]):
         return self._one_statement_writer is not None and self._owner is None
 
     def _saved_before(self, sid: str) -> int | None:
-        """How many messages this storage's last save of ``sid`` left, if a save of it
-        may be one statement."""
-        return self._saved_lengths.get(sid) if self._saves_in_one_statement else None
+        """How many messages this storage's last save of ``sid`` left, if it remembers
+        (only where a save may be one statement: :meth:`_saved`)."""
+        return self._saved_lengths.get(sid)
 
     def _saved(self, sid: str, length: int) -> None:
         if not self._saves_in_one_statement:
