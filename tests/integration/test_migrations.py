@@ -47,7 +47,7 @@ def model_tables(engine: sa.Engine) -> set[str]:
 def test_upgrade_check_downgrade_upgrade(db: sa.Engine) -> None:
     migrate.upgrade(db)
     migrate.check(db)
-    assert migrate.current(db) == migrate.head() == "0008"
+    assert migrate.current(db) == migrate.head() == "0009"
     assert model_tables(db) == TABLES | {VERSION_TABLE}
 
     migrate.downgrade(db, "base")
@@ -241,7 +241,7 @@ def test_offline_mode_writes_the_sql(url: str, monkeypatch: pytest.MonkeyPatch) 
 
 def test_script_location_is_the_repository_migrations_in_a_checkout() -> None:
     assert migrate.script_location() == REPO / "migrations"
-    assert migrate.head() == "0008"
+    assert migrate.head() == "0009"
 
 
 def test_sync_url_maps_async_drivers() -> None:

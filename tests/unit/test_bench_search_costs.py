@@ -42,4 +42,6 @@ def test_every_query_is_timed_at_each_size_and_both_writes(
     assert all(w["with_ms"] > 0 and w["without_ms"] > 0 for w in result["writes"])
     out = capsys.readouterr().out
     assert "sqlite: 1,200 messages" in out and "append of 50" in out
+    assert list(result["catch_up_us"]) == [400, 1200]
+    assert all(us > 0 for us in result["catch_up_us"].values())
     assert list(tmp_path.iterdir()) == []  # the database went with its directory

@@ -10,6 +10,7 @@ from sqlmemory.storage.search_results import SearchPage, check_search, finds_not
 from sqlmemory.storage.search_rules import DEFAULT_MARKERS
 from sqlmemory.storage.sql import search_queries
 from sqlmemory.storage.sql.front import SqlFront
+from sqlmemory.storage.sql.search_lag import IndexBehind
 
 __all__ = ["SqlSearch"]
 
@@ -59,4 +60,7 @@ class SqlSearch(SqlFront):
         call = check_search(query, self._owner, owner, session_id, limit, cursor, markers)
         if finds_nothing(call):
             return SearchPage([], None)
-        return self._run("search", False, search_queries.search_page, *call)
+        try:
+            return self._run("search", False, search_queries.search_page, *call)
+        except IndexBehind:  # SQLite: rows wait for the index, which this search brings up
+            return self._run("search", True, search_queries.indexing_search_page, *call)

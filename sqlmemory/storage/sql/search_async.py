@@ -15,6 +15,7 @@ from sqlmemory.storage.search_results import SearchPage, check_search, finds_not
 from sqlmemory.storage.search_rules import DEFAULT_MARKERS
 from sqlmemory.storage.sql import search_queries
 from sqlmemory.storage.sql.front_async import AsyncSqlFront
+from sqlmemory.storage.sql.search_lag import IndexBehind
 
 __all__ = ["AsyncSqlSearch"]
 
@@ -64,4 +65,7 @@ class AsyncSqlSearch(AsyncSqlFront):
         call = check_search(query, self._owner, owner, session_id, limit, cursor, markers)
         if finds_nothing(call):
             return SearchPage([], None)
-        return await self._run("search", False, search_queries.search_page, *call)
+        try:
+            return await self._run("search", False, search_queries.search_page, *call)
+        except IndexBehind:  # SQLite: rows wait for the index, which this search brings up
+            return await self._run("search", True, search_queries.indexing_search_page, *call)

@@ -2,7 +2,8 @@
 
 The visible text of a message is computed in Python when its row is written (the codec
 puts it in the row), so the index is kept by the row's own ``INSERT`` and ``DELETE``, in
-the write's transaction, and every write that deletes messages removes them from it:
+the write's transaction (on SQLite, the ``INSERT``'s part by the next search that reads
+the index), and every write that deletes messages removes them from it:
 
 - PostgreSQL: a stored generated ``tsvector`` column, ``search_vector``, computed with the
   text-search configuration chosen when the index is created (``simple`` by default;
@@ -10,7 +11,8 @@ the write's transaction, and every write that deletes messages removes them from
   index on it;
 - SQLite: the FTS5 table ``sqlmemory_search`` (tokenizer ``unicode61 remove_diacritics
   2``) over the messages table as its external content, its rowid the message row's
-  rowid, kept by three triggers;
+  rowid, kept by three triggers (since revision ``0009`` by the searches instead:
+  ``search_lag.py``);
 - MySQL/MariaDB: an InnoDB ``FULLTEXT`` index on ``search_text`` (whose collation folds
   case and accents).
 
@@ -69,6 +71,7 @@ _SQLITE_CREATE = (
     "INSERT INTO sqlmemory_search(sqlmemory_search) VALUES ('rebuild')",
 )
 _SQLITE_DROP = (
+    "DROP TABLE IF EXISTS sqlmemory_search_state",  # revision 0009 (search_lag.py)
     "DROP TRIGGER IF EXISTS sqlmemory_search_update",
     "DROP TRIGGER IF EXISTS sqlmemory_search_delete",
     "DROP TRIGGER IF EXISTS sqlmemory_search_insert",

@@ -70,8 +70,9 @@ from sqlmemory.storage.sql.search_index import (
     SEARCH_VECTOR,
     search_config,
 )
+from sqlmemory.storage.sql.search_lag import IndexBehind, catch_up, index_is_behind
 
-__all__ = ["fts5_query", "innodb_query", "search_page"]
+__all__ = ["fts5_query", "indexing_search_page", "innodb_query", "search_page"]
 
 _m = messages_table.c
 _FTS = table(FTS_TABLE, column("rowid"))
@@ -258,11 +259,15 @@ def search_page(
     """The next page of hits of ``query`` in the walk ``state`` (updated in place).
 
     ``owner`` limits the search to that owner's sessions (an owned view passes its own),
-    ``sid`` to one session.
+    ``sid`` to one session. On SQLite, :class:`~sqlmemory.storage.sql.search_lag.
+    IndexBehind` when it would read an index that rows wait for (``state`` untouched):
+    :func:`indexing_search_page` is then the way.
     """
     scanned = _scanned(conn, query, owner, sid, state.horizon)
     if scanned is not None:
         return collect(query, state, limit, markers, fetch_sorted(scanned))
+    if conn.dialect.name == "sqlite" and index_is_behind(conn):
+        raise IndexBehind
     candidates, checked = _candidates(conn, query, owner, sid, state.horizon)
     sub = candidates.subquery("candidates")
     order = (sub.c.score.desc(), sub.c.recorded_at.desc(), sub.c.session_id, sub.c.message_id)
@@ -275,3 +280,17 @@ def search_page(
     # ts_rank reads the row alone; bm25 and InnoDB's relevance read the whole index.
     stable = conn.dialect.name == "postgresql"
     return collect(query, state, limit, markers, fetch, stable, checked)
+
+
+def indexing_search_page(
+    conn: Connection,
+    query: SearchQuery,
+    owner: str | None,
+    sid: str | None,
+    state: WalkState,
+    limit: int,
+    markers: tuple[str, str],
+) -> SearchPage:
+    """:func:`search_page` once SQLite's index holds every row (in a write transaction)."""
+    catch_up(conn)
+    return search_page(conn, query, owner, sid, state, limit, markers)
