@@ -45,6 +45,7 @@ from sqlmemory.storage.sql.codec import (
     entry_of,
 )
 from sqlmemory.storage.sql.driver_sql import read_snapshot
+from sqlmemory.storage.sql.first_pages import FirstPages
 from sqlmemory.storage.sql.reads import (
     ENTRIES,
     BlockRows,
@@ -75,6 +76,8 @@ BLOCK_NAMES = tuple(c.name for c in BLOCK_COLUMNS)
 MAX_PAGE = 2**31 - 1
 """The largest page bound into ``LIMIT`` (PostgreSQL binds it as a 32-bit integer); a
 policy asking for more (``recent(10**30)``) reads pages of this size until it is done."""
+FIRST_PAGES = FirstPages()
+"""The spans of the windows read last, on SQLite's own driver (``first_pages.py``)."""
 
 
 @functools.cache
@@ -247,6 +250,8 @@ class _Tail:
     """What the policy reads of each row: entries, or messages if it needs content."""
     blocks: BlockRows = field(default_factory=dict)
     """The block rows read with the pages, by seq."""
+    grow: bool = True
+    """Whether the next older page is twice the last (else the same size, once)."""
 
     def items_of(self, rows: list[Row]) -> list[Any]:
         if not self.policy.needs_content:
@@ -270,7 +275,9 @@ class _Tail:
     def read_older(self) -> list[Row]:
         if self.one_statement:
             raise _NeedsTransaction
-        self.page = min(self.page * 2, MAX_PAGE)
+        if self.grow:
+            self.page = min(self.page * 2, MAX_PAGE)
+        self.grow = True
         return _older_page(self.conn, self.sid, self.page, self.rows[0], self.blocks, self.owner)
 
     def read_head_and_newest(self) -> list[Row]:
@@ -335,17 +342,25 @@ def read_tail(
     if one_statement and not _joins_blocks(conn):
         with read_snapshot(conn):
             return read_tail(conn, sid, policy, owner=owner)
-    page = min(max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1), MAX_PAGE)
-    tail = _Tail(conn, sid, policy, one_statement, page, owner)
+    hint = min(max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1), MAX_PAGE)
+    page, grow, learning = hint, True, not _joins_blocks(conn)
+    if learning:  # SQLite's own driver: a statement is no round trip (first_pages.py)
+        page, grow = FIRST_PAGES.first(sid, hint)
+    tail = _Tail(conn, sid, policy, one_statement, min(page, MAX_PAGE), owner, grow=grow)
     try:
         if not getattr(policy, "keep_system", False):
-            newest = _older_page(conn, sid, page, None, tail.blocks, owner)
+            newest = _older_page(conn, sid, tail.page, None, tail.blocks, owner)
             chosen = _decide(tail, newest, policy.select)
-            return _window(tail, chosen, [])
-        pinning = cast(_PinningPolicy, policy)
-        newest = tail.read_head_and_newest()
-        head = tail.items_of(tail.head)
-        chosen = _decide(tail, newest, lambda items, done: pinning.select(items, done, head=head))
+            head: list[Any] = []
+        else:
+            pinning = cast(_PinningPolicy, policy)
+            newest = tail.read_head_and_newest()
+            head = tail.items_of(tail.head)
+            chosen = _decide(
+                tail, newest, lambda items, done: pinning.select(items, done, head=head)
+            )
+        if learning:
+            FIRST_PAGES.learn(sid, hint, len(tail.rows) - min(chosen, default=len(tail.rows)))
         return _window(tail, chosen, head)
     except _NeedsTransaction:
         return None
