@@ -111,6 +111,39 @@ def test_a_fresh_storages_save_is_one_statement_on_postgresql(
         assert rec.autocommit == [True]
 
 
+@pytest.mark.parametrize("n", [1, WINDOW, WINDOW + 1])
+def test_a_first_save_creates_the_session_in_one_statement_on_postgresql(
+    storage: Any, engine: sa.Engine, backend: str, n: int
+) -> None:
+    # A session with no row, every message sent (at most WINDOW): the statement creates
+    # its record; a longer one takes the usual path, as does a session with a row.
+    history = _history(n, "f")
+    assert storage.count("s") == 0  # the schema check, before the recording
+    with recording(storage.sync_engine) as rec:
+        storage.save("s", history)
+    assert [m.id for m in storage.load("s")] == [m.id for m in history]
+    info = storage.session_info("s")
+    assert info is not None and info.message_count == n
+    assert info.created_at == info.updated_at
+    assert _seqs(engine) == list(range(1, n + 1))
+    if backend == "postgresql":
+        assert (rec.shape() == ["WITH sqlmemory_sessions"]) == (n <= WINDOW), rec.shape()
+    # The record it made vouches for the next save, and places the next append.
+    other = SqlStorage(engine)  # another process's, say
+    assert other.count("s") == n
+    with recording(engine) as rec:
+        other.save("s", [*history, Message.user("grown")])
+    storage.append("s", Message.user("appended"))
+    assert _seqs(engine) == list(range(1, n + 3))
+    assert [m.text_content() for m in storage.load("s")][-2:] == ["grown", "appended"]
+    if backend == "postgresql":
+        assert rec.shape() == ["WITH sqlmemory_sessions"]
+    storage.update_session("t", title="a record first")
+    storage.save("t", history)  # a row without a history: the usual save
+    assert [m.id for m in storage.load("t")] == [m.id for m in history]
+    assert storage.session_info("t").title == "a record first"
+
+
 def _seqs(engine: sa.Engine) -> list[int]:
     with engine.connect() as conn:
         rows = conn.exec_driver_sql(

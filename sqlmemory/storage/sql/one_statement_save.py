@@ -15,9 +15,10 @@ reads what the writer before it committed), and the update happens only if the s
 chain is the chain over that many of the messages given. The caller sends the rows of
 the messages that may be new, with the chains they would follow: the ones past
 ``known`` when its storage saved the session last (``known`` messages), else the last
-:data:`WINDOW`. Otherwise (another writer came between, an append since, a session not
-saved before, or grown by more than the window) the statement returns no row, so writes
-nothing, and the caller saves the usual way.
+:data:`WINDOW`. A session that has no row yet is created by the same statement when
+every message is sent. Otherwise (another writer came between, an append since, a
+session with a row but no saved history, or grown by more than the window) the statement
+returns no row, so writes nothing, and the caller saves the usual way.
 
 Examples:
     >>> from sqlmemory.types import Message
@@ -37,7 +38,18 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Integer, Text, bindparam, cast, select, update
+from sqlalchemy import (
+    Connection,
+    Integer,
+    Text,
+    bindparam,
+    cast,
+    exists,
+    false,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql
 
 from sqlmemory.storage.sql.codec import encode_message, time_is_stored
@@ -56,20 +68,29 @@ the usual way."""
 
 
 def _save_lock() -> Any:
-    """The update that locks the session's row if the history stored has ``stored``
-    messages, ``:base`` or more and fewer than ``:total``, over which the stored chain is
-    ``:chains[stored - base]`` (a JSON array); it records the chain ``:after`` over ``:total``, and
-    returns ``first``, the offset of the first new message among the rows sent."""
+    """The part that locks the session's row for a save, in two ways, one of which
+    returns a row:
+
+    - the update of a stored history of ``stored`` messages, ``:base`` or more and fewer
+      than ``:total``, over which the stored chain is ``:chains[stored - base]`` (a JSON
+      array): it records the chain ``:after`` over ``:total`` and returns ``first``, the
+      offset of the first new message among the rows sent;
+    - the creation of a session that has no row, when every message is sent (``:base``
+      is 0): its record says ``:total`` messages with the chain ``:after``, and
+      ``first`` is 0. A row created meanwhile by another writer makes it insert nothing
+      (``ON CONFLICT DO NOTHING``, after waiting for that writer).
+
+    Both return the session's ``next_seq`` past the new messages and its clock."""
     session = sessions_table.c
     prior = (
         select(session.history_len.label("stored"))
         .where(session.session_id == bindparam("sid"))
         .with_for_update()
-        .subquery("prior")
+        .cte("prior")
     )
     chains = cast(bindparam("chains", type_=Text()), postgresql.JSON)
     first = prior.c.stored - bindparam("base")
-    return (
+    grown = (
         update(sessions_table)
         .where(
             session.session_id == bindparam("sid"),
@@ -85,8 +106,31 @@ def _save_lock() -> Any:
             ),
         )
         .returning(session.next_seq, session.last_recorded_at, first.label("first"))
-        .cte("lock")
+        .cte("grown")
     )
+    record = {
+        "session_id": bindparam("sid"),
+        "next_seq": bindparam("total") + 1,
+        "last_recorded_at": bindparam("now"),
+        "created_at": bindparam("now"),
+        "updated_at": bindparam("now"),
+        "message_count": bindparam("total"),
+        "history_digest": bindparam("after"),
+        "history_len": bindparam("total"),
+        "text_base64": false(),
+    }
+    absent = ~exists(select(prior.c.stored))
+    created = (
+        postgresql.insert(sessions_table)
+        .from_select(list(record), select(*record.values()).where(bindparam("base") == 0, absent))
+        .on_conflict_do_nothing()
+        .returning(session.next_seq, session.last_recorded_at, literal(0).label("first"))
+        .cte("created")
+    )
+    both = select(grown.c.next_seq, grown.c.last_recorded_at, grown.c.first).union_all(
+        select(created.c.next_seq, created.c.last_recorded_at, created.c.first)
+    )
+    return both.cte("lock")
 
 
 def grows(messages: Sequence[Message], known: int | None) -> bool:
