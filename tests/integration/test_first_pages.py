@@ -1,8 +1,8 @@
 """The first page of a window on SQLite's own driver, learned per session
-(``storage/sql/first_pages.py``): a guess changes how many statements a window takes,
-never the window. On every backend, a window read after the session grew past what the
-last read learned is the policy over the whole history; on SQLite, a chat's window is
-one statement the first time, and an agent's is one statement once learned."""
+(``storage/sql/first_pages.py``): a guess changes how many rows and statements a window
+takes, never the window. On every backend, a window read after the session grew past
+what the last read learned is the policy over the whole history; on SQLite, a window is
+one statement, of the policy's hint the first time and of what it spans after."""
 
 from __future__ import annotations
 
@@ -33,12 +33,13 @@ def agent_turns(start: int, count: int) -> list[Message]:
 
 
 @contextmanager
-def counted(engine: sa.Engine) -> Iterator[list[str]]:
-    """The statements ``engine`` sends while the block runs (``BEGIN``/``COMMIT`` aside)."""
-    sent: list[str] = []
+def counted(engine: sa.Engine) -> Iterator[list[tuple[str, Any]]]:
+    """The statements ``engine`` sends while the block runs, with their parameters
+    (``BEGIN``/``COMMIT`` aside)."""
+    sent: list[tuple[str, Any]] = []
 
     def record(*args: Any) -> None:
-        sent.append(args[2])
+        sent.append((args[2], args[3]))
 
     sa.event.listen(engine, "before_cursor_execute", record)
     try:
@@ -47,17 +48,18 @@ def counted(engine: sa.Engine) -> Iterator[list[str]]:
         sa.event.remove(engine, "before_cursor_execute", record)
 
 
-def test_the_first_page_is_half_the_hint_then_the_span_learned() -> None:
+def test_the_first_page_is_the_hint_then_the_span_learned() -> None:
     pages = FirstPages(max_sessions=2)
-    assert pages.first("s", 42) == (21, False)  # the other half next, then doubling
-    assert pages.first("s", 1) == (1, True)
+    assert pages.first("s", 42) == 42
     pages.learn("s", 42, 30)
-    assert pages.first("s", 42) == (30 + MARGIN, True)
-    assert pages.first("s", 12) == (6, False)  # another policy: its own span
+    assert pages.first("s", 42) == 30 + MARGIN
+    assert pages.first("s", 12) == 12  # another policy: its own span
     pages.learn("t", 42, 5)
     pages.learn("u", 42, 7)  # the bound: forgotten whole, then this one kept
-    assert pages.first("s", 42) == (21, False)
-    assert pages.first("u", 42) == (7 + MARGIN, True)
+    assert pages.first("s", 42) == 42
+    assert pages.first("u", 42) == 7 + MARGIN
+    pages.clear()
+    assert pages.first("u", 42) == 42
 
 
 @pytest.mark.parametrize("policy", [FixedWindow(5), TokenWindow(60)], ids=["fixed", "tokens"])
@@ -73,7 +75,7 @@ def test_a_window_past_what_was_learned_is_the_policy_over_the_whole_history(
     assert ids(storage.load("s", policy)) == ids(policy.apply(storage.load("s")))
 
 
-def test_on_sqlite_a_chat_window_is_one_statement_and_an_agents_once_learned(
+def test_on_sqlite_a_window_is_one_statement_and_reads_what_it_spans_once_learned(
     tmp_path: Any,
 ) -> None:
     from sqlmemory import migrate
@@ -86,10 +88,14 @@ def test_on_sqlite_a_chat_window_is_one_statement_and_an_agents_once_learned(
     FIRST_PAGES._spans.clear()
     policy = FixedWindow(10)
     expected = {sid: ids(policy.apply(storage.load(sid))) for sid in ("chat", "agent")}
-    reads = []
+    pages = []
     for sid in ("chat", "agent", "chat", "agent"):
         with counted(engine) as sent:
             assert ids(storage.load(sid, policy)) == expected[sid]
-        reads.append(sum("FROM sqlmemory_messages" in s for s in sent))
-    assert reads == [1, 2, 1, 1]
+        pages.append([p[1] for sql, p in sent if "FROM sqlmemory_messages" in sql])
+    hint = policy.page_hint
+    spans = {sid: len(window) + MARGIN for sid, window in expected.items()}
+    # One statement each: the hint's rows first, then what the window spans.
+    assert pages == [[hint], [hint], [spans["chat"]], [spans["agent"]]]
+    assert spans["chat"] < spans["agent"] < hint
     engine.dispose()

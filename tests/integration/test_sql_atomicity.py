@@ -166,7 +166,7 @@ SCENARIOS = [
 ]
 
 ERRORS = {"driver-error": driver_error, "plain-error": plain_error}
-ONE_STATEMENT_SCENARIOS = ("append-to-a-new-session", "append-with-images")
+ONE_STATEMENT_SCENARIOS = ("append-to-a-new-session", "append-with-images", "save-to-a-new-session")
 
 
 def reset(storage: SqlStorage, engine: sa.Engine, scenario: Scenario) -> None:
@@ -196,7 +196,8 @@ def test_a_failure_at_any_statement_leaves_the_previous_state(
     with faults.watching():
         scenario.action(storage)
     statements = list(faults.statements)
-    # PostgreSQL appends new messages in one statement (one_statement_append.py).
+    # PostgreSQL appends new messages, and saves a new session, in one statement
+    # (one_statement_append.py, one_statement_save.py).
     one_statement = backend == "postgresql" and scenario.name in ONE_STATEMENT_SCENARIOS
     assert len(statements) >= (1 if one_statement else 2), statements
     expected_after = state(storage, engine)

@@ -453,7 +453,7 @@ def test_a_save_of_a_grown_history_is_the_lock_the_insert_and_the_record(
         # This storage saved the session last: one statement in autocommit tries the new
         # messages first (one_statement_save.py); it writes nothing if another write came
         # between, as the append did, and the usual save follows.
-        assert re.match(r"\s*WITH lock AS\s*\(UPDATE", rec.statements[0][0])
+        assert re.match(r"\s*WITH prior AS\s*\(SELECT", rec.statements[0][0])
         assert rec.autocommit[0] is True
         # What follows the 10 messages this storage saved: with the append, 3.
         assert len(_message_rows(rec.statements[0][1])) == (3 if after_append else 2)

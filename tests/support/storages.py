@@ -152,9 +152,13 @@ class Databases:
         return self._engines[backend]
 
     def clean_engine(self, backend: str) -> sa.Engine:
-        """The migrated engine, with every ``sqlmemory_*`` table emptied."""
+        """The migrated engine, with every ``sqlmemory_*`` table emptied, and what this
+        process learned of the windows of its sessions forgotten (their rows are gone)."""
+        from sqlmemory.storage.sql.tail_reads import FIRST_PAGES
+
         engine = self.migrated_engine(backend)
         delete_rows(engine, self._tables[backend])
+        FIRST_PAGES.clear()
         return engine
 
     def close(self) -> None:

@@ -4,11 +4,11 @@ A policy's ``page_hint`` is sized for a server, where a second statement is a se
 round trip: ``FixedWindow(n)`` reads ``2n + 2`` rows first, enough for a tool-using
 agent's groups. Through ``sqlite3`` a statement is a call into the library and the cost
 is per row read: a chat's window is decided by ``n + 1`` rows, and reading twice that
-made a window a third dearer than ``SQLiteSession``'s. So the first page is what the last
-window of the same session and policy spanned (plus two, for a call and its result
-appended since), and half the hint the first time (the other half next, then pages
-double as usual). A wrong guess costs a statement, never a different window: the pages
-go on until the policy decides, as on every backend.
+made a window a third dearer than ``SQLiteSession``'s. So once a window of a session has
+been read, the next one of the same policy reads first what the last one spanned (plus
+two, for a call and its result appended since); the first reads the hint. A wrong guess
+costs a statement, never a different window: pages go on, doubling, until the policy
+decides, as on every backend.
 
 Process-wide and bounded: forgotten whole once it holds :data:`MAX_SESSIONS` entries.
 """
@@ -29,16 +29,17 @@ class FirstPages:
         self.max_sessions = max_sessions
         self._spans: dict[tuple[str, int], int] = {}
 
-    def first(self, sid: str, hint: int) -> tuple[int, bool]:
-        """The first page's size, and whether the next page doubles it (else the same
-        size once: together the two make the hint)."""
+    def first(self, sid: str, hint: int) -> int:
+        """The first page's size: the last span learned, else the policy's hint."""
         span = self._spans.get((sid, hint))
-        if span is not None:
-            return span + MARGIN, True
-        return max((hint + 1) // 2, 1), hint <= 1
+        return hint if span is None else span + MARGIN
 
     def learn(self, sid: str, hint: int, span: int) -> None:
         """Record that the window just read spanned the newest ``span`` rows."""
         if len(self._spans) >= self.max_sessions:
             self._spans.clear()
         self._spans[(sid, hint)] = span
+
+    def clear(self) -> None:
+        """Forget every span (what a test does when it empties the tables)."""
+        self._spans.clear()

@@ -250,8 +250,6 @@ class _Tail:
     """What the policy reads of each row: entries, or messages if it needs content."""
     blocks: BlockRows = field(default_factory=dict)
     """The block rows read with the pages, by seq."""
-    grow: bool = True
-    """Whether the next older page is twice the last (else the same size, once)."""
 
     def items_of(self, rows: list[Row]) -> list[Any]:
         if not self.policy.needs_content:
@@ -275,9 +273,7 @@ class _Tail:
     def read_older(self) -> list[Row]:
         if self.one_statement:
             raise _NeedsTransaction
-        if self.grow:
-            self.page = min(self.page * 2, MAX_PAGE)
-        self.grow = True
+        self.page = min(self.page * 2, MAX_PAGE)
         return _older_page(self.conn, self.sid, self.page, self.rows[0], self.blocks, self.owner)
 
     def read_head_and_newest(self) -> list[Row]:
@@ -343,10 +339,9 @@ def read_tail(
         with read_snapshot(conn):
             return read_tail(conn, sid, policy, owner=owner)
     hint = min(max(int(getattr(policy, "page_hint", DEFAULT_PAGE)), 1), MAX_PAGE)
-    page, grow, learning = hint, True, not _joins_blocks(conn)
-    if learning:  # SQLite's own driver: a statement is no round trip (first_pages.py)
-        page, grow = FIRST_PAGES.first(sid, hint)
-    tail = _Tail(conn, sid, policy, one_statement, min(page, MAX_PAGE), owner, grow=grow)
+    learning = not _joins_blocks(conn)  # SQLite's own driver (first_pages.py)
+    page = min(FIRST_PAGES.first(sid, hint), MAX_PAGE) if learning else hint
+    tail = _Tail(conn, sid, policy, one_statement, page, owner)
     try:
         if not getattr(policy, "keep_system", False):
             newest = _older_page(conn, sid, tail.page, None, tail.blocks, owner)
