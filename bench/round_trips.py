@@ -149,6 +149,7 @@ OPERATIONS = (
     "window_read",
     "full_read",
     "save",
+    "first_save",
     "pop",
 )
 """The calls counted, each on a session that holds history already (the steady state):
@@ -157,7 +158,12 @@ call and its result (messages, blocks and a blob), ``image_window_read``
 ``load(sid, FixedWindow(5))`` holding that image, ``window_read``
 ``load(sid, FixedWindow(20))`` of text messages, ``full_read`` ``load(sid)`` of the same,
 ``save`` the history read plus one message (after a save of the history read),
-``pop`` the newest message."""
+``first_save`` three messages saved to a session that has none, ``pop`` the newest
+message."""
+
+
+def _first(sid: str) -> list[Message]:
+    return [Message.user(f"first {sid}"), Message.assistant("hello"), Message.user("next")]
 
 
 def measure(storage: Any, sid: str, engine: sa.Engine | None = None) -> dict[str, dict[str, Any]]:
@@ -174,6 +180,7 @@ def measure(storage: Any, sid: str, engine: sa.Engine | None = None) -> dict[str
         "window_read": lambda: storage.load(sid, FixedWindow(20)),
         "full_read": lambda: storage.load(sid),
         "save": lambda: storage.save(sid, [*storage.load(sid), Message.user("saved")]),
+        "first_save": lambda: storage.save(f"{sid}/new", _first(sid)),
         "pop": lambda: storage.pop(sid),
     }
     found: dict[str, dict[str, Any]] = {}

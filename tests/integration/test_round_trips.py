@@ -26,6 +26,7 @@ EXPECTED = {
     "window_read": (3, 1, 2),
     "full_read": (5, 5, 4),
     "save": (5, 1, 5),
+    "first_save": (6, 1, 6),
     "pop": (6, 1, 4),
 }
 COLUMN = {"sqlite": 0, "postgresql": 1, "mysql": 2}
