@@ -15,6 +15,7 @@ from enum import Enum
 from typing import Any, Union
 
 from sqlmemory.errors import InvalidMessageError
+from sqlmemory.types._canonical import plain_canonical
 from sqlmemory.types._fields import shown
 from sqlmemory.types._json import EMPTY, freeze_mapping, thaw_json
 from sqlmemory.types._message_checks import MAX_YEAR as MAX_YEAR
@@ -407,6 +408,9 @@ def canonical_json(message: Message) -> str:
         >>> canonical_json(Message.user("hi", id="m1"))
         '{"v":2,"id":"m1","role":"user","content":[{"kind":"text","text":"hi"}],"tool_call_id":null,"is_error":false,"metadata":{},"extras":{}}'
     """
+    plain = plain_canonical(message, WIRE_VERSION)  # a text alone: _canonical.py
+    if plain is not None:
+        return plain
     return json.dumps(
         message._wire(sha_reference), ensure_ascii=False, allow_nan=False, separators=(",", ":")
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple, cast
 
@@ -121,28 +122,60 @@ def compiled_statement(
     results = tuple(
         entry.type._cached_result_processor(dialect, None) for entry in compiled._result_columns
     )
-    return CompiledStatement(str(compiled), names, processors, results, fixed)
+    return CompiledStatement(
+        str(compiled),
+        names,
+        processors,
+        results,
+        fixed,
+        _getter(names),
+        tuple((i, p) for i, p in enumerate(processors) if p is not None),
+        tuple((i, p) for i, p in enumerate(results) if p is not None),
+    )
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    """The values of ``names`` in a mapping, as a tuple (``itemgetter``, in C)."""
+    if len(names) == 1:
+        name = names[0]
+        return lambda params: (params[name],)
+    if not names:
+        return lambda params: ()
+    return operator.itemgetter(*names)
 
 
 class CompiledStatement(NamedTuple):
-    """A statement's SQL for one dialect and what binding and reading it takes."""
+    """A statement's SQL for one dialect and what binding and reading it takes: the
+    processors of its parameters and result columns, and the positions of those that
+    have one (most values need none)."""
 
     sql: str
     names: tuple[str, ...]
     binds: tuple[Callable[[Any], Any] | None, ...]
     results: tuple[Callable[[Any], Any] | None, ...]
     fixed: dict[str, Any]
+    get: Callable[[Mapping[str, Any]], tuple[Any, ...]]
+    bound: tuple[tuple[int, Callable[[Any], Any]], ...]
+    read: tuple[tuple[int, Callable[[Any], Any]], ...]
 
-    def values(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
+    def values(self, params: Mapping[str, Any]) -> tuple[Any, ...] | list[Any]:
         if self.fixed:
             params = {**self.fixed, **params}
-        return tuple(
-            params[n] if p is None else p(params[n])
-            for n, p in zip(self.names, self.binds, strict=True)
-        )
+        found = self.get(params)
+        if not self.bound:
+            return found
+        values = list(found)
+        for i, process in self.bound:
+            values[i] = process(values[i])
+        return values
 
-    def row(self, raw: Sequence[Any]) -> tuple[Any, ...]:
-        return tuple(v if p is None else p(v) for v, p in zip(raw, self.results, strict=True))
+    def row(self, raw: Sequence[Any]) -> Sequence[Any]:
+        if not self.read:
+            return raw
+        values = list(raw)
+        for i, process in self.read:
+            values[i] = process(values[i])
+        return tuple(values)
 
 
 def run_statement(
