@@ -16,6 +16,7 @@ from sqlmemory.policy import Entry, estimate_tokens
 from sqlmemory.storage.checks import content_digest
 from sqlmemory.storage.search_rules import visible_text
 from sqlmemory.storage.sql.base64_text import BLOCK_TEXT, FLAG, decode, decoded
+from sqlmemory.storage.sql.plain_rows import plain_row
 from sqlmemory.storage.sql.usage_rows import usage_of, usage_row
 from sqlmemory.types import (
     Block,
@@ -270,6 +271,9 @@ def encode_message(message: Message) -> EncodedMessage:
     The first block stays in the message row when it is a text block without extras, so
     a message of one text needs no block row; every other block is a row at its index.
     """
+    plain = plain_row(message, digest_of, MAX_STORED_TOKENS)  # a text alone: plain_rows.py
+    if plain is not None:
+        return EncodedMessage(message, plain, [], [])
     blobs: list[BlobData] = []
     content = message.content
     first = content[0] if content else None

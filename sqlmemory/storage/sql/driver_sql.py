@@ -134,6 +134,9 @@ def compiled_statement(
     )
 
 
+_NOT_YET = object()
+
+
 def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
     """The values of ``names`` in a mapping, as a tuple (``itemgetter``, in C)."""
     if len(names) == 1:
@@ -169,6 +172,26 @@ class CompiledStatement(NamedTuple):
             values[i] = process(values[i])
         return values
 
+    def value_rows(self, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+        """:meth:`values` of each of ``rows``, each processor run once per value object:
+        a batch's rows share their stamp and flags, and a processor's result depends on
+        its value alone (the rows keep every value alive, so no ``id`` is reused)."""
+        if len(rows) == 1 or not self.bound:
+            return [self.values(params) for params in rows]
+        done: dict[tuple[int, int], Any] = {}
+        out = []
+        for params in rows:
+            values = list(self.get({**self.fixed, **params} if self.fixed else params))
+            for i, process in self.bound:
+                value = values[i]
+                key = (i, id(value))
+                found = done.get(key, _NOT_YET)
+                if found is _NOT_YET:
+                    found = done[key] = process(value)
+                values[i] = found
+            out.append(values)
+        return out
+
     def row(self, raw: Sequence[Any]) -> Sequence[Any]:
         if not self.read:
             return raw
@@ -197,7 +220,7 @@ def run_statement(
         if len(params) == 1:
             cursor.execute(compiled.sql, compiled.values(params[0]))
             return [compiled.row(r) for r in cursor.fetchall()] if cursor.description else []
-        cursor.executemany(compiled.sql, [compiled.values(p) for p in params])
+        cursor.executemany(compiled.sql, compiled.value_rows(params))
         return []
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _wrapped(conn, compiled.sql, params, exc) from exc

@@ -1,0 +1,69 @@
+"""The row of a text alone, built without the general encoder
+(``sqlmemory/storage/sql/plain_rows.py``), is the general encoder's row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sqlmemory import Message, TextBlock, Usage
+from sqlmemory.storage.search_rules import MAX_SEARCH_TEXT
+from sqlmemory.storage.sql import codec
+from sqlmemory.storage.sql.codec import MAX_STORED_TOKENS, digest_of, encode_message
+from sqlmemory.storage.sql.plain_rows import plain_row
+from tests.support.strategies import ids, messages
+
+texts = st.text(min_size=1, max_size=60) | st.sampled_from([" ", "\x00", "a\x00b", "é" * 9])
+
+
+def general(message: Message) -> codec.EncodedMessage:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(codec, "plain_row", lambda *args: None)
+        return encode_message(message)
+
+
+def same_rows(message: Message) -> None:
+    fast, slow = encode_message(message), general(message)
+    assert (fast.row, fast.blocks, fast.blobs) == (slow.row, slow.blocks, slow.blobs)
+    assert list(fast.row) == list(slow.row)  # the same columns, in the same order
+
+
+@given(
+    role=st.sampled_from(["user", "assistant", "system", "developer"]),
+    text=texts,
+    message_id=ids,
+)
+def test_a_text_alone_is_the_general_row(role: str, text: str, message_id: str) -> None:
+    message = Message(role, text, id=message_id)
+    assert plain_row(message, digest_of, MAX_STORED_TOKENS) is not None
+    same_rows(message)
+
+
+@given(text=texts, call_id=ids, is_error=st.booleans())
+def test_a_tool_result_alone_is_the_general_row(text: str, call_id: str, is_error: bool) -> None:
+    message = Message.tool(call_id, text, is_error=is_error)
+    assert plain_row(message, digest_of, MAX_STORED_TOKENS) is not None
+    same_rows(message)
+
+
+@given(message=messages())
+def test_every_message_is_encoded_as_the_general_encoder_does(message: Message) -> None:
+    same_rows(message)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        Message.user("x" * (MAX_SEARCH_TEXT + 10)),
+        Message.user([TextBlock("a", extras={"citations": []})]),
+        Message.user([TextBlock("a"), TextBlock("b")]),
+        Message.user("a", metadata={"k": 1}),
+        Message.assistant("a", usage=Usage("m", input_tokens=1, output_tokens=2)),
+    ],
+    ids=["long", "extras", "two-blocks", "metadata", "usage"],
+)
+def test_the_edges(message: Any) -> None:
+    same_rows(message)
