@@ -16,16 +16,23 @@ from typing import Any
 
 from sqlmemory.types.blocks import TextBlock
 
-__all__ = ["plain_canonical"]
+__all__ = ["plain_canonical", "text_alone"]
 
 
-def plain_canonical(message: Any, version: int) -> str | None:
-    """``message``'s canonical JSON when it is a text alone (else ``None``)."""
+def text_alone(message: Any) -> TextBlock | None:
+    """The text block of a message that is a text alone: one text block without extras,
+    and no metadata, provider extras or usage (else ``None``)."""
     content = message.content
     if len(content) != 1 or message.metadata or message.extras or message.usage is not None:
         return None
     block = content[0]
-    if type(block) is not TextBlock or block.extras:
+    return block if type(block) is TextBlock and not block.extras else None
+
+
+def plain_canonical(message: Any, version: int) -> str | None:
+    """``message``'s canonical JSON when it is a text alone (else ``None``)."""
+    block = text_alone(message)
+    if block is None:
         return None
     call = message.tool_call_id
     return (

@@ -25,11 +25,13 @@ from sqlmemory import Message, SqlStorage, migrate
 from sqlmemory.storage.search_rules import matches, parse_query, visible_text
 from sqlmemory.storage.sql.search_lag import CATCH_UP
 from tests.support.processes import running
-from tests.support.search_workers import BATCH, BATCHES, WORD, batch_of, process_appender
+from tests.support.writers import BATCH_SIZE, WRITER_BATCHES, process_writer, writer_batch
 
 SESSIONS = ("a", "b", "c")
 WORDS = ("alpha", "bravo", "charlie", "delta")
 TIMEOUT = 180
+WORD = "batch"
+"""A word of every message the writers append (``writer_batch``)."""
 
 
 def index_state(path: Path) -> tuple[int, int]:
@@ -224,7 +226,7 @@ def test_a_search_racing_appends_finds_every_message_committed_before_it(
     context = multiprocessing.get_context("spawn")
     ready, done, go = context.Queue(), context.Queue(), context.Event()
     processes = [
-        context.Process(target=process_appender, args=(db_url, w, ready, go, done), daemon=True)
+        context.Process(target=process_writer, args=(db_url, w, w, ready, go, done), daemon=True)
         for w in writers
     ]
 
@@ -249,8 +251,8 @@ def test_a_search_racing_appends_finds_every_message_committed_before_it(
                 finished += 1
     assert [p.exitcode for p in processes] == [0] * len(processes)
     assert searches > 1
-    everything = {m.id for w in writers for b in range(BATCHES) for m in batch_of(w, b)}
-    assert len(everything) == len(writers) * BATCHES * BATCH
+    everything = {m.id for w in writers for b in range(WRITER_BATCHES) for m in writer_batch(w, b)}
+    assert len(everything) == len(writers) * WRITER_BATCHES * BATCH_SIZE
     assert {h.message_id for h in storage.search(WORD, limit=1000).hits} == everything
     if engine.dialect.name == "sqlite":
         check_index(Path(str(engine.url.database)), catch_up=False)

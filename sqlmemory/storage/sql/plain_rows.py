@@ -18,7 +18,8 @@ from sqlmemory.policy.tokens import TOKENS_PER_MESSAGE
 from sqlmemory.storage.search_rules import HIDDEN_ROLES, MAX_SEARCH_TEXT
 from sqlmemory.storage.sql.base64_text import FLAG
 from sqlmemory.storage.sql.usage_rows import NO_USAGE
-from sqlmemory.types import Message, TextBlock
+from sqlmemory.types import Message
+from sqlmemory.types._canonical import text_alone
 
 __all__ = ["plain_row"]
 
@@ -28,11 +29,8 @@ def plain_row(
 ) -> dict[str, Any] | None:
     """The message row of ``message`` when it is a text alone (else ``None``), its
     ``digest`` from the given function and its estimate at most ``max_tokens``."""
-    content = message.content
-    if len(content) != 1 or message.metadata or message.extras or message.usage is not None:
-        return None
-    block = content[0]
-    if type(block) is not TextBlock or block.extras:
+    block = text_alone(message)
+    if block is None:
         return None
     text = block.text
     role = message.role.value

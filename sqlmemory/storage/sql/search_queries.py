@@ -282,15 +282,8 @@ def search_page(
     return collect(query, state, limit, markers, fetch, stable, checked)
 
 
-def indexing_search_page(
-    conn: Connection,
-    query: SearchQuery,
-    owner: str | None,
-    sid: str | None,
-    state: WalkState,
-    limit: int,
-    markers: tuple[str, str],
-) -> SearchPage:
-    """:func:`search_page` once SQLite's index holds every row (in a write transaction)."""
+def indexing_search_page(conn: Connection, *call: Any) -> SearchPage:
+    """:func:`search_page` of ``call`` once SQLite's index holds every row (in a write
+    transaction)."""
     catch_up(conn)
-    return search_page(conn, query, owner, sid, state, limit, markers)
+    return search_page(conn, *call)
