@@ -4,7 +4,7 @@
   tool message answers one call, only a tool result may be empty or an error);
 - :func:`check_time`: ``recorded_at`` is an aware datetime in the years every backend
   holds, made UTC; :func:`utc_now` is the time storages stamp;
-- :func:`new_id`: a random UUID as text, the id of a message given none;
+- :func:`new_id`: a time-ordered UUID (version 7) as text, the id of a message given none;
 - :func:`copy_unchecked`: a copy with fields changed that skips the checks passed already.
 
 Pure Python, no SQLAlchemy; used by :class:`~sqlmemory.types.message.Message`, whose
@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import time
 from datetime import datetime, timezone
 from typing import Any, TypeVar, cast
 
@@ -42,19 +43,30 @@ near the edges (time zones, microseconds) stay in range."""
 
 
 def new_id() -> str:
-    """A random UUID (version 4) as text: what ``str(uuid.uuid4())`` gives, several times
-    faster (no ``UUID`` object built).
+    """A UUID version 7 (RFC 9562) as text: the Unix time in milliseconds, then 12 bits
+    of the millisecond's fraction, then 62 random bits.
+
+    Ids made later sort after earlier ones (the hex digits compare as the numbers do), so
+    the rows of one append land side by side in the ``(session_id, message_id)`` index
+    instead of in a random page each: on SQLite a commit of 100 messages wrote 155 pages
+    of its journal with random ids, 26 with these (``docs/performance.md``). The id tells
+    when it was made, to the millisecond, as ``recorded_at`` does.
 
     Examples:
         >>> import uuid
         >>> uuid.UUID(new_id()).version
-        4
+        7
     """
-    raw = bytearray(os.urandom(16))
-    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
-    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    ms, fraction = divmod(time.time_ns(), 1_000_000)
+    head = (ms << 16 | 0x7000 | fraction * 4096 // 1_000_000) & _HEAD  # version 7, fraction
+    raw = bytearray(head.to_bytes(8, "big") + os.urandom(8))
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 9562 variant
     h = raw.hex()
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+_HEAD = (1 << 64) - 1
+"""Eight bytes: the 48 bits of milliseconds wrap around in the year 10889."""
 
 
 def check_time(value: object) -> datetime | None:

@@ -84,7 +84,7 @@ class Message:
         tool_calls: tool calls appended to ``content`` (assistant messages only).
         tool_call_id: for a tool message, the id of the call it answers.
         metadata: JSON data for the application, never sent to a provider.
-        id: the message's id; a new UUID when ``None``.
+        id: the message's id; a new UUID when ``None`` (version 7: time-ordered).
         recorded_at: when it was stored; storages fill it in.
         is_error: for a tool message, whether the result reports a failure.
         extras: provider fields with no common meaning (a chat message's ``name``, ...).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -92,6 +93,28 @@ def test_id_is_a_fresh_uuid_string() -> None:
     assert isinstance(a.id, str)
     assert str(uuid.UUID(a.id)) == a.id.lower()
     assert a.id != b.id
+
+
+def test_a_new_id_is_a_uuid_7_of_the_time_it_was_made() -> None:
+    before = time.time_ns() // 1_000_000
+    made = uuid.UUID(Message.user("x").id)
+    after = time.time_ns() // 1_000_000
+    assert (made.version, made.variant) == (7, uuid.RFC_4122)
+    assert before <= made.int >> 80 <= after  # the first 48 bits: Unix milliseconds
+
+
+def test_ids_made_later_sort_after_earlier_ones() -> None:
+    ids = []
+    for _ in range(5):
+        ids.append(Message.user("x").id)
+        time.sleep(0.002)
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_ids_made_in_one_millisecond_differ() -> None:
+    ids = [Message.user("x").id for _ in range(10_000)]
+    assert len(set(ids)) == len(ids)
 
 
 def test_given_id_is_kept() -> None:

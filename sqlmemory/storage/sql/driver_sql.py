@@ -35,6 +35,7 @@ from sqlmemory.storage.sql.engine import READY, send_control
 
 __all__ = [
     "CompiledStatement",
+    "bound_keys",
     "compiled_statement",
     "driver_rows",
     "is_watched",
@@ -201,17 +202,44 @@ class CompiledStatement(NamedTuple):
         return tuple(values)
 
 
+def bound_keys(params: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The keys of ``params`` (rows of the same keys) that are not ``None`` in every row.
+
+    SQLite's driver binds a ``None`` about 0.7 µs slower than a number (it looks for an
+    adapter first): a text alone leaves ten of its 22 columns ``None``, which was half of
+    inserting it (100 such rows: 1.4 ms with every column, 0.7 without those).
+
+    Examples:
+        >>> bound_keys([{"a": 1, "b": None, "c": None}, {"a": 2, "b": 3, "c": None}])
+        ('a', 'b')
+    """
+    first = params[0]
+    nulls = [key for key, value in first.items() if value is None]
+    for row in params[1:]:
+        if not nulls:
+            break
+        nulls = [key for key in nulls if row[key] is None]
+    return tuple(key for key in first if key not in nulls) if nulls else tuple(first)
+
+
 def run_statement(
-    conn: Connection, statement: Executable, params: Sequence[Mapping[str, Any]]
+    conn: Connection,
+    statement: Executable,
+    params: Sequence[Mapping[str, Any]],
+    *,
+    bare_insert: bool = False,
 ) -> list[Any]:
     """``statement`` with each of ``params`` (one: ``execute``, more: ``executemany``),
     and the rows it returns, processed as SQLAlchemy processes them.
 
     SQLite's alone, unwatched and when every parameter is given, on the driver's cursor;
-    otherwise through SQLAlchemy."""
+    otherwise through SQLAlchemy. A ``bare_insert`` is an ``insert(table)`` whose columns
+    are ``NULL`` when left out (none that a row may leave ``None`` has a default): there
+    a key ``None`` in every row is left out of the statement (:func:`bound_keys`)."""
     compiled = None
     if conn.dialect.name == "sqlite" and not is_watched(conn):
-        compiled = compiled_statement(statement, conn.dialect, tuple(params[0]))
+        keys = bound_keys(params) if bare_insert else tuple(params[0])
+        compiled = compiled_statement(statement, conn.dialect, keys)
     if compiled is None:
         result = conn.execute(statement, list(params) if len(params) > 1 else params[0])
         return list(result.all()) if result.returns_rows else []

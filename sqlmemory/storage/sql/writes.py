@@ -99,9 +99,9 @@ def insert_messages(
     if conn.dialect.name == "postgresql":
         base64_text.escape(message_rows, base64_text.MESSAGE_TEXT)
         base64_text.escape(block_rows, base64_text.BLOCK_TEXT)
-    run_statement(conn, INSERT_MESSAGE, message_rows)
+    run_statement(conn, INSERT_MESSAGE, message_rows, bare_insert=True)
     if block_rows:
-        run_statement(conn, INSERT_BLOCK, block_rows)
+        run_statement(conn, INSERT_BLOCK, block_rows, bare_insert=True)
 
 
 def append(
