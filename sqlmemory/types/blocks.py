@@ -69,7 +69,7 @@ def check_id(value: object, what: str) -> str:
 
 def data_sha256(block: ImageBlock | DocumentBlock) -> str:
     """The SHA-256 (hex) of a block's bytes, computed once per block."""
-    cached: str | None = block.__dict__.get("_sha256")
+    cached: str | None = getattr(block, "_sha256", None)  # no __dict__ built
     if cached is None:
         assert block.data is not None  # noqa: S101 - callers ask only blocks holding bytes
         cached = hashlib.sha256(block.data).hexdigest()

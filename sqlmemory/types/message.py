@@ -91,6 +91,13 @@ class Message:
         usage: the model and the tokens of the reply this message is (or is part of).
     """
 
+    # What is derived from the fields (tool_calls, call_ids) or worked out about them
+    # (a storage's memo of its digest: storage/sql/codec.py) has slots of its own, never
+    # fields (equality, repr and replace() never see them), and the fields stay in the
+    # instance's dict, which CPython keeps inline until asked for: a message holds no
+    # object but its values for the cycle collector to count (docs/performance.md).
+    __slots__ = ("__dict__", "_call_ids", "_sqlmemory_memo", "_tool_calls")
+
     role: Role
     """Who speaks."""
     content: tuple[Block, ...]
@@ -305,16 +312,19 @@ class Message:
             usage=usage,
         )
 
+    def __getstate__(self) -> dict[str, Any]:
+        """The fields, for ``copy`` and ``pickle`` (the copy works out the rest again)."""
+        return self.__dict__
+
     # -- reading ------------------------------------------------------------------------
 
-    # Both are derived from ``content`` once and kept beside the fields (not fields
-    # themselves: equality, repr and replace() never see them). Not cached_property,
-    # whose lock costs more than the scan on Python 3.10 and 3.11.
+    # Both are derived from ``content`` once and kept in slots beside the fields. Not
+    # cached_property, whose lock costs more than the scan on Python 3.10 and 3.11.
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The tool-call blocks of ``content``, in order."""
-        found: tuple[ToolCall, ...] | None = self.__dict__.get("_tool_calls")
+        found: tuple[ToolCall, ...] | None = getattr(self, "_tool_calls", None)
         if found is None:
             found = tuple(b for b in self.content if type(b) is ToolCall)
             object.__setattr__(self, "_tool_calls", found)
@@ -324,7 +334,7 @@ class Message:
     def call_ids(self) -> tuple[str, ...]:
         """The ids of the calls this message makes, in order: its tool calls' ids, and the
         ``call_id`` of opaque items that a tool message answers."""
-        found: tuple[str, ...] | None = self.__dict__.get("_call_ids")
+        found: tuple[str, ...] | None = getattr(self, "_call_ids", None)
         if found is None:
             found = call_ids(self.content)
             object.__setattr__(self, "_call_ids", found)

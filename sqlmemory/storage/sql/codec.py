@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -71,11 +71,20 @@ tuples (a mapping per row costs more than the row) and taken apart by these posi
     TEXT_BASE64,
     USAGE,
 ) = range(len(MESSAGE_FIELDS))
-MEMO = "_sqlmemory_memo"
-"""The private ``__dict__`` key of a message's :class:`_Memo`."""
+# What the storage works out about a message (its digest, its link in a history chain)
+# is kept in a slot ``Message`` has for it, set with ``object.__setattr__``: never a
+# field (equality, ``repr`` and ``replace()`` never see it), and no object per message
+# for the collector to count (a memo object and the ``__dict__`` asked for to hold it
+# were two, whose pile started the full collections a batch of 100 paid 0.5 ms for).
+MEMO_KEY = "_sqlmemory_memo"
+"""A message's content digest, once computed (or as stored, for a loaded message); or,
+once it has been linked into a history chain, ``(digest, given, link)``: also the link it
+adds to the chain after the link ``given``."""
+LOADED_KEY = "_sqlmemory_loaded"
+"""``True`` on a message built from stored rows: its ``recorded_at`` is the stored one."""
 
 __all__ = [
-    "MEMOS",
+    "MEMO_KEY",
     "MESSAGE_FIELDS",
     "BlobData",
     "EncodedMessage",
@@ -101,14 +110,14 @@ class BlobData:
     height: int | None
 
 
-@dataclass
+@dataclass(slots=True)
 class EncodedMessage:
     """A message as rows: the message row, its block rows, the blobs they reference."""
 
     message: Message
     row: dict[str, Any]
-    blocks: list[dict[str, Any]] = field(default_factory=list)
-    blobs: list[BlobData] = field(default_factory=list)
+    blocks: Sequence[dict[str, Any]] = ()
+    blobs: Sequence[BlobData] = ()
 
     @property
     def digest(self) -> str:
@@ -205,64 +214,19 @@ def _block_row(block: Block, position: int, blobs: list[BlobData]) -> dict[str, 
     return row
 
 
-class _Memo:
-    """What the storage has worked out about one message, kept beside it."""
-
-    __slots__ = ("chain", "digest", "loaded")
-
-    def __init__(self, digest: str | None = None, loaded: bool = False) -> None:
-        self.digest = digest
-        """The content digest, once computed (or as stored, for a loaded message)."""
-        self.loaded = loaded
-        """Built from stored rows: its ``recorded_at`` is the stored one."""
-        self.chain: tuple[str, str] | None = None
-        """The history-chain link this message adds after a given predecessor."""
-
-
-class _Memos:
-    """:class:`_Memo` values kept beside each message's fields, in its ``__dict__``.
-
-    Messages are frozen (and, holding mappings, unhashable): the memo lives next to the
-    fields under a private name, as ``Message`` keeps its own derived values, so that
-    equality, ``repr`` and ``replace()`` never see it. A copy of a message carries it:
-    it has the same content and the same ``recorded_at``.
-    """
-
-    def get(self, message: Message) -> _Memo | None:
-        return message.__dict__.get(MEMO)
-
-    def of(self, message: Message) -> _Memo:
-        memo = self.get(message)
-        if memo is None:
-            memo = self.add(message, _Memo())
-        return memo
-
-    def add(self, message: Message, memo: _Memo) -> _Memo:
-        message.__dict__[MEMO] = memo
-        return memo
-
-
-MEMOS = _Memos()
-"""Each message's :class:`_Memo` (its digest, its link in a history chain)."""
-
-
 def time_is_stored(message: Message) -> bool:
     """Whether ``message.recorded_at`` is known to equal the stored one (or is unset)."""
-    if message.recorded_at is None:
-        return True
-    memo = MEMOS.get(message)
-    return memo is not None and memo.loaded
+    return message.recorded_at is None or getattr(message, LOADED_KEY, False)
 
 
 def digest_of(message: Message) -> str:
     """The content digest of ``message``: SHA-256 of its canonical form (``recorded_at`` aside)."""
-    memo = MEMOS.get(message)
+    memo: str | tuple[str, str, str] | None = getattr(message, MEMO_KEY, None)
     if memo is None:
-        memo = MEMOS.add(message, _Memo())
-    elif memo.digest is not None:
-        return memo.digest
-    memo.digest = content_digest(message)
-    return memo.digest
+        digest = content_digest(message)
+        object.__setattr__(message, MEMO_KEY, digest)
+        return digest
+    return memo if type(memo) is str else memo[0]
 
 
 def encode_message(message: Message) -> EncodedMessage:
@@ -273,7 +237,7 @@ def encode_message(message: Message) -> EncodedMessage:
     """
     plain = plain_row(message, digest_of, MAX_STORED_TOKENS)  # a text alone: plain_rows.py
     if plain is not None:
-        return EncodedMessage(message, plain, [], [])
+        return EncodedMessage(message, plain)
     blobs: list[BlobData] = []
     content = message.content
     first = content[0] if content else None
@@ -301,6 +265,7 @@ def encode_message(message: Message) -> EncodedMessage:
 
 
 _NEW = object.__new__
+_SET = object.__setattr__
 _parse_time = datetime.fromisoformat
 
 
@@ -405,8 +370,8 @@ def decode_message(row: Sequence[Any], blocks: Sequence[Block]) -> Message:
     # zone: several times faster than a driver's datetime and replace(tzinfo=) after it.
     recorded_at = _parse_time(row[RECORDED_AT] + "+00:00")
     message: Message = _NEW(Message)
-    # One dict update, the memo included: the fields as __init__ would set them (they
-    # were checked when written), and what the storage knows of the stored row.
+    # One dict update: the fields as __init__ would set them (they were checked when
+    # written), and that it was built from a stored row (LOADED_KEY); its digest goes in its slot.
     message.__dict__.update(
         role=ROLES[row[ROLE]],
         content=content,
@@ -417,8 +382,9 @@ def decode_message(row: Sequence[Any], blocks: Sequence[Block]) -> Message:
         is_error=bool(row[IS_ERROR]),
         extras=freeze_trusted(json.loads(extras)) if extras else EMPTY,
         usage=None if row[USAGE] is None else usage_of(row[USAGE]),
-        _sqlmemory_memo=_Memo(row[DIGEST], loaded=True),
+        _sqlmemory_loaded=True,
     )
+    _SET(message, MEMO_KEY, row[DIGEST])
     return message
 
 

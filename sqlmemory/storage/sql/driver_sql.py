@@ -176,16 +176,19 @@ class CompiledStatement(NamedTuple):
     def value_rows(self, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
         """:meth:`values` of each of ``rows``, each processor run once per value object:
         a batch's rows share their stamp and flags, and a processor's result depends on
-        its value alone (the rows keep every value alive, so no ``id`` is reused)."""
+        its value alone (the rows keep every value alive, so no ``id`` is reused). The
+        results are kept by an ``int`` key, not a tuple: no object for the collector to
+        count per value."""
         if len(rows) == 1 or not self.bound:
             return [self.values(params) for params in rows]
-        done: dict[tuple[int, int], Any] = {}
+        done: dict[int, Any] = {}
+        width = len(self.names)
         out = []
         for params in rows:
             values = list(self.get({**self.fixed, **params} if self.fixed else params))
             for i, process in self.bound:
                 value = values[i]
-                key = (i, id(value))
+                key = id(value) * width + i
                 found = done.get(key, _NOT_YET)
                 if found is _NOT_YET:
                     found = done[key] = process(value)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from sqlmemory.storage.sql.codec import MEMOS, digest_of
+from sqlmemory.storage.sql.codec import MEMO_KEY, digest_of
 from sqlmemory.types import Message
 
 __all__ = ["history_digest", "history_digests"]
@@ -46,11 +46,12 @@ def history_digests(messages: Sequence[Message], start: int, stop: int) -> list[
 
 def _next_link(link: str, message: Message) -> str:
     """The link ``message`` adds to the chain after ``link``, memoised on it."""
-    memo = MEMOS.of(message)
-    if memo.chain is not None and memo.chain[0] == link:
-        return memo.chain[1]
+    memo: str | tuple[str, str, str] | None = getattr(message, MEMO_KEY, None)
+    if type(memo) is tuple and memo[1] == link:
+        return memo[2]
+    digest = digest_of(message)
     # Ids hold no control characters, so the unit separator cannot be forged.
-    data = f"{link}\x1f{message.id}\x1f{digest_of(message)}".encode()
+    data = f"{link}\x1f{message.id}\x1f{digest}".encode()
     following = hashlib.sha256(data).hexdigest()
-    memo.chain = (link, following)
+    object.__setattr__(message, MEMO_KEY, (digest, link, following))
     return following

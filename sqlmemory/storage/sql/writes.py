@@ -95,7 +95,8 @@ def insert_messages(
         seq = first_seq + offset
         recorded = e.message.recorded_at or stamp
         message_rows.append({**e.row, "session_id": sid, "seq": seq, "recorded_at": recorded})
-        block_rows.extend({**block, "session_id": sid, "seq": seq} for block in e.blocks)
+        if e.blocks:
+            block_rows.extend({**block, "session_id": sid, "seq": seq} for block in e.blocks)
     if conn.dialect.name == "postgresql":
         base64_text.escape(message_rows, base64_text.MESSAGE_TEXT)
         base64_text.escape(block_rows, base64_text.BLOCK_TEXT)
