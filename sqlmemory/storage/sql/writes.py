@@ -89,15 +89,20 @@ def insert_messages(
     A message without a ``recorded_at`` of its own gets ``stamp``.
     """
     _insert_blobs(conn, sid, encoded)
+    # PostgreSQL escapes the text of the rows it sends (base64_text), so it sends copies;
+    # elsewhere a message row gets its place in the row the encoder made for this write.
+    copied = conn.dialect.name == "postgresql"
     message_rows: list[dict[str, Any]] = []
     block_rows: list[dict[str, Any]] = []
     for offset, e in enumerate(encoded):
         seq = first_seq + offset
-        recorded = e.message.recorded_at or stamp
-        message_rows.append({**e.row, "session_id": sid, "seq": seq, "recorded_at": recorded})
+        row = dict(e.row) if copied else e.row
+        row["session_id"], row["seq"] = sid, seq
+        row["recorded_at"] = e.message.recorded_at or stamp
+        message_rows.append(row)
         if e.blocks:
             block_rows.extend({**block, "session_id": sid, "seq": seq} for block in e.blocks)
-    if conn.dialect.name == "postgresql":
+    if copied:
         base64_text.escape(message_rows, base64_text.MESSAGE_TEXT)
         base64_text.escape(block_rows, base64_text.BLOCK_TEXT)
     run_statement(conn, INSERT_MESSAGE, message_rows, bare_insert=True)
