@@ -41,6 +41,29 @@ class UTCDateTime(TypeDecorator[datetime]):
         value = value.astimezone(timezone.utc)
         return value if dialect.name == "postgresql" else value.replace(tzinfo=None)
 
+    def bind_processor(self, dialect: Dialect) -> Any:
+        if dialect.name != "sqlite":
+            return super().bind_processor(dialect)
+        # SQLite stores SQLAlchemy's text form of the UTC wall time, made here in one
+        # step; a write binds its stamp several times (the session's record, each row),
+        # so the text of the last value is kept (a pair, swapped whole: thread-safe).
+        last: tuple[datetime | None, str | None] = (None, None)
+
+        def process(value: datetime | None) -> str | None:
+            nonlocal last
+            if value is None:
+                return None
+            seen, text = last
+            if value is seen:
+                return text
+            naive = self.process_bind_param(value, dialect)
+            assert naive is not None  # noqa: S101 - a datetime in, a datetime out
+            text = naive.isoformat(" ", "microseconds")
+            last = (value, text)
+            return text
+
+        return process
+
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
