@@ -49,7 +49,7 @@ def new_id() -> str:
     Ids made later sort after earlier ones (the hex digits compare as the numbers do), so
     the rows of one append land side by side in the ``(session_id, message_id)`` index
     instead of in a random page each: on SQLite a commit of 100 messages wrote 155 pages
-    of its journal with random ids, 26 with these (``docs/performance.md``). The id tells
+    of its journal with random ids, 33 with these (``docs/performance.md``). The id tells
     when it was made, to the millisecond, as ``recorded_at`` does.
 
     Examples:

@@ -230,16 +230,33 @@ def set_session(
 ) -> None:
     """Record on the locked session row the seqs used, the clock and the history chain
     that a save left, with its message count and ``updated_at``."""
-    conn.execute(
+    params = {
+        "sid": sid,
+        "seq_after": next_seq,
+        "clock": clock,
+        "chain": history[0],
+        "count": history[1],
+        "now": now,
+    }
+    run_statement(conn, _set_session_statement(), [params])
+
+
+@functools.cache
+def _set_session_statement() -> Executable:
+    """:func:`set_session`'s ``UPDATE``, built once (building it cost a fifth of a save
+    on SQLite, where the statement itself runs in process)."""
+    session = sessions_table.c
+    count = bindparam("count", type_=session.history_len.type)
+    return (
         update(sessions_table)
-        .where(sessions_table.c.session_id == sid)
+        .where(session.session_id == bindparam("sid"))
         .values(
-            next_seq=next_seq,
-            last_recorded_at=clock,
-            history_digest=history[0],
-            history_len=history[1],
-            message_count=history[1],
-            updated_at=later(sessions_table.c.updated_at, now),
+            next_seq=bindparam("seq_after", type_=session.next_seq.type),
+            last_recorded_at=bindparam("clock", type_=session.last_recorded_at.type),
+            history_digest=bindparam("chain", type_=session.history_digest.type),
+            history_len=count,
+            message_count=count,
+            updated_at=later(session.updated_at, bindparam("now", type_=session.updated_at.type)),
         )
     )
 
