@@ -1,11 +1,13 @@
-"""What an append leaves behind for Python's cycle collector (``docs/performance.md``,
-"SQLite appends: the collector").
+"""What an append or a save leaves behind for Python's cycle collector
+(``docs/performance.md``, "SQLite appends: ids in order, no NULLs bound, nothing left to
+collect").
 
 A container object that outlives a call (a memo beside each message, the ``__dict__``
 asked for to hold it) counts towards the next collection, and their pile towards the
 full ones, which walk every object the process holds: a batch of 100 on SQLite paid
-about 0.5 ms for them. What the storage works out about a message is kept beside it as
-plain values, so an append leaves nothing per message, on every backend and storage.
+about 0.5 ms for them. What the storage works out about a message is kept in a slot
+``Message`` declares for it, so a write leaves nothing per message, on every backend and
+storage.
 """
 
 from __future__ import annotations

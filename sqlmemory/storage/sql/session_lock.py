@@ -247,16 +247,15 @@ def _set_session_statement() -> Executable:
     on SQLite, where the statement itself runs in process)."""
     session = sessions_table.c
     count = bindparam("count", type_=session.history_len.type)
+    now = bindparam("now", type_=session.updated_at.type)
+    chain = bindparam("chain", type_=session.history_digest.type)
     return (
         update(sessions_table)
         .where(session.session_id == bindparam("sid"))
         .values(
             next_seq=bindparam("seq_after", type_=session.next_seq.type),
             last_recorded_at=bindparam("clock", type_=session.last_recorded_at.type),
-            history_digest=bindparam("chain", type_=session.history_digest.type),
-            history_len=count,
-            message_count=count,
-            updated_at=later(session.updated_at, bindparam("now", type_=session.updated_at.type)),
+            **changed_record(count, now, (chain, count)),
         )
     )
 
