@@ -36,7 +36,7 @@ def plain_canonical(message: Any, version: int) -> str | None:
         return None
     call = message.tool_call_id
     return (
-        f'{{"v":{version},"id":{encode_basestring(message.id)},"role":"{message.role.value}",'
+        f'{{"v":{version},"id":{encode_basestring(message.id)},"role":"{message.role._value_}",'
         f'"content":[{{"kind":"text","text":{encode_basestring(block.text)}}}],'
         f'"tool_call_id":{"null" if call is None else encode_basestring(call)},'
         f'"is_error":{"true" if message.is_error else "false"},"metadata":{{}},"extras":{{}}}}'

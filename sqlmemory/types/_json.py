@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn, SupportsIndex
 
 from sqlmemory.errors import InvalidMessageError
@@ -192,10 +192,37 @@ def thaw_json(value: Any) -> Any:
     return value
 
 
+def _not_json(value: object) -> NoReturn:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _compact_writer() -> Callable[[Any, int], Iterable[str]] | None:
+    """CPython's C encoder set as ``json.dumps(value, ensure_ascii=False,
+    allow_nan=False, separators=(",", ":"))`` sets it, made once (``None`` where there is
+    none): ``json.dumps`` makes an encoder object and then a C encoder on every call,
+    more than half the time of writing a tool call's arguments. It has no cycle check
+    (``markers`` is ``None``): the values written are frozen or built from frozen ones,
+    and a frozen value cannot hold itself."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    writer: Callable[[Any, int], Iterable[str]] = make(
+        None, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, False
+    )
+    return writer
+
+
+_WRITE = _compact_writer()
+
+
 def dump_json(value: Any) -> str:
-    """Compact JSON text of a frozen value, keys in their original order."""
+    """Compact JSON text of a frozen value, keys in their original order: what
+    ``json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))``
+    writes (``tests/unit/test_dump_json.py``)."""
     # FrozenDict and FrozenList are a dict and a tuple: json writes them without a copy.
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    if _WRITE is None:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return "".join(_WRITE(value, 0))
 
 
 # --- the frozen containers ----------------------------------------------------------

@@ -7,7 +7,6 @@ reverse (``docs/contract/messages.md``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,7 +16,7 @@ from typing import Any, Union
 from sqlmemory.errors import InvalidMessageError
 from sqlmemory.types._canonical import plain_canonical
 from sqlmemory.types._fields import shown
-from sqlmemory.types._json import EMPTY, freeze_mapping, thaw_json
+from sqlmemory.types._json import EMPTY, dump_json, freeze_mapping, thaw_json
 from sqlmemory.types._message_checks import MAX_YEAR as MAX_YEAR
 from sqlmemory.types._message_checks import MIN_YEAR as MIN_YEAR
 from sqlmemory.types._message_checks import check_shape, check_time, copy_unchecked, new_id, utc_now
@@ -156,6 +155,7 @@ class Message:
         extras = EMPTY if extras is None else freeze_mapping(extras, "Message.extras")
         setattr_(self, "extras", extras)
         setattr_(self, "usage", check_usage(usage))
+        setattr_(self, "_sqlmemory_memo", None)  # read by every write: set, it reads fast
         check_shape(found, blocks, tool_call_id, is_error)
 
     # -- constructors -------------------------------------------------------------------
@@ -421,6 +421,4 @@ def canonical_json(message: Message) -> str:
     plain = plain_canonical(message, WIRE_VERSION)  # a text alone: _canonical.py
     if plain is not None:
         return plain
-    return json.dumps(
-        message._wire(sha_reference), ensure_ascii=False, allow_nan=False, separators=(",", ":")
-    )
+    return dump_json(message._wire(sha_reference))

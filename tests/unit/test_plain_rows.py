@@ -13,7 +13,7 @@ from sqlmemory import Message, TextBlock, Usage
 from sqlmemory.storage.search_rules import MAX_SEARCH_TEXT
 from sqlmemory.storage.sql import codec
 from sqlmemory.storage.sql.codec import MAX_STORED_TOKENS, digest_of, encode_message
-from sqlmemory.storage.sql.plain_rows import plain_row
+from sqlmemory.storage.sql.plain_rows import PLAIN_COLUMNS, plain_row, plain_values
 from tests.support.strategies import ids, messages
 
 texts = st.text(min_size=1, max_size=60) | st.sampled_from([" ", "\x00", "a\x00b", "é" * 9])
@@ -21,7 +21,7 @@ texts = st.text(min_size=1, max_size=60) | st.sampled_from([" ", "\x00", "a\x00b
 
 def general(message: Message) -> codec.EncodedMessage:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(codec, "plain_row", lambda *args: None)
+        patch.setattr(codec, "plain_values", lambda *args: None)
         return encode_message(message)
 
 
@@ -29,6 +29,10 @@ def same_rows(message: Message) -> None:
     fast, slow = encode_message(message), general(message)
     assert (fast.row, list(fast.blocks), list(fast.blobs)) == (slow.row, slow.blocks, slow.blobs)
     assert list(fast.row) == list(slow.row)  # the same columns, in the same order
+    assert fast.digest == slow.digest == slow.row["digest"]
+    if fast.plain is not None:  # a text alone: its plain values are its row's
+        assert fast.plain == tuple(slow.row[name] for name in PLAIN_COLUMNS)
+        assert plain_row(fast.plain) == slow.row
 
 
 @given(
@@ -38,14 +42,14 @@ def same_rows(message: Message) -> None:
 )
 def test_a_text_alone_is_the_general_row(role: str, text: str, message_id: str) -> None:
     message = Message(role, text, id=message_id)
-    assert plain_row(message, digest_of, MAX_STORED_TOKENS) is not None
+    assert plain_values(message, digest_of, MAX_STORED_TOKENS) is not None
     same_rows(message)
 
 
 @given(text=texts, call_id=ids, is_error=st.booleans())
 def test_a_tool_result_alone_is_the_general_row(text: str, call_id: str, is_error: bool) -> None:
     message = Message.tool(call_id, text, is_error=is_error)
-    assert plain_row(message, digest_of, MAX_STORED_TOKENS) is not None
+    assert plain_values(message, digest_of, MAX_STORED_TOKENS) is not None
     same_rows(message)
 
 

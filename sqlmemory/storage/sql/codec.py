@@ -16,7 +16,7 @@ from sqlmemory.policy import Entry, estimate_tokens
 from sqlmemory.storage.checks import content_digest
 from sqlmemory.storage.search_rules import visible_text
 from sqlmemory.storage.sql.base64_text import BLOCK_TEXT, FLAG, decode, decoded
-from sqlmemory.storage.sql.plain_rows import plain_row
+from sqlmemory.storage.sql.plain_rows import PLAIN_DIGEST, plain_row, plain_values
 from sqlmemory.storage.sql.usage_rows import usage_of, usage_row
 from sqlmemory.types import (
     Block,
@@ -110,18 +110,47 @@ class BlobData:
     height: int | None
 
 
-@dataclass(slots=True)
 class EncodedMessage:
-    """A message as rows: the message row, its block rows, the blobs they reference."""
+    """A message as rows: the message row, its block rows, the blobs they reference.
 
-    message: Message
-    row: dict[str, Any]
-    blocks: Sequence[dict[str, Any]] = ()
-    blobs: Sequence[BlobData] = ()
+    A text alone is encoded as its :data:`~sqlmemory.storage.sql.plain_rows.PLAIN_COLUMNS`
+    (``plain``): SQLite inserts a batch of them from those values, and :attr:`row` is
+    made from them when a write asks for it."""
+
+    __slots__ = ("_row", "blobs", "blocks", "message", "plain")
+
+    def __init__(
+        self,
+        message: Message,
+        row: dict[str, Any] | None = None,
+        blocks: Sequence[dict[str, Any]] = (),
+        blobs: Sequence[BlobData] = (),
+        *,
+        plain: tuple[Any, ...] | None = None,
+    ) -> None:
+        if (row is None) == (plain is None):
+            raise TypeError("an EncodedMessage takes its row or its plain values")
+        self.message = message
+        self._row = row
+        self.blocks = blocks
+        self.blobs = blobs
+        self.plain = plain
+
+    def __repr__(self) -> str:
+        return f"EncodedMessage({self.message.id!r}, {self.row!r}, blocks={len(self.blocks)})"
+
+    @property
+    def row(self) -> dict[str, Any]:
+        """The message row (without ``session_id``, ``seq`` and ``recorded_at``)."""
+        row = self._row
+        if row is None:
+            row = self._row = plain_row(self.plain)  # type: ignore[arg-type]
+        return row
 
     @property
     def digest(self) -> str:
-        return str(self.row["digest"])
+        plain = self.plain
+        return str(self.row["digest"] if plain is None else plain[PLAIN_DIGEST])
 
 
 _BLOCK_KEYS = (
@@ -235,9 +264,9 @@ def encode_message(message: Message) -> EncodedMessage:
     The first block stays in the message row when it is a text block without extras, so
     a message of one text needs no block row; every other block is a row at its index.
     """
-    plain = plain_row(message, digest_of, MAX_STORED_TOKENS)  # a text alone: plain_rows.py
+    plain = plain_values(message, digest_of, MAX_STORED_TOKENS)  # a text alone: plain_rows.py
     if plain is not None:
-        return EncodedMessage(message, plain)
+        return EncodedMessage(message, plain=plain)
     blobs: list[BlobData] = []
     content = message.content
     first = content[0] if content else None

@@ -40,6 +40,7 @@ __all__ = [
     "driver_rows",
     "is_watched",
     "read_snapshot",
+    "run_rows",
     "run_statement",
 ]
 
@@ -65,6 +66,18 @@ def driver_rows(conn: Connection, sql: str, values: Sequence[Any]) -> list[Any]:
         return list(cursor.fetchall())
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _wrapped(conn, sql, values, exc) from exc
+    finally:
+        cursor.close()
+
+
+def run_rows(conn: Connection, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``sql`` with each of ``rows`` (positional values, bound as the driver takes them)
+    on the driver's cursor, for a caller that found ``conn`` not :func:`is_watched`."""
+    cursor = _cursor(conn)
+    try:
+        cursor.executemany(sql, rows)
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _wrapped(conn, sql, rows, exc) from exc
     finally:
         cursor.close()
 

@@ -20,6 +20,7 @@ from sqlmemory.storage.sql import base64_text
 from sqlmemory.storage.sql.codec import EncodedMessage, encode_message
 from sqlmemory.storage.sql.driver_sql import run_statement
 from sqlmemory.storage.sql.history_chain import history_digest
+from sqlmemory.storage.sql.plain_inserts import insert_plain
 from sqlmemory.storage.sql.save_plan import StoredMessage, plan_save
 from sqlmemory.storage.sql.schema import blobs_table, blocks_table, messages_table
 from sqlmemory.storage.sql.session_lock import (
@@ -88,14 +89,17 @@ def insert_messages(
 
     A message without a ``recorded_at`` of its own gets ``stamp``.
     """
-    _insert_blobs(conn, sid, encoded)
+    # SQLite inserts the texts alone from their values (plain_inserts.py); the rest here.
+    rest = insert_plain(conn, sid, encoded, first_seq, stamp)
+    if not rest:
+        return
+    _insert_blobs(conn, sid, [e for _, e in rest])
     # PostgreSQL escapes the text of the rows it sends (base64_text), so it sends copies;
     # elsewhere a message row gets its place in the row the encoder made for this write.
     copied = conn.dialect.name == "postgresql"
     message_rows: list[dict[str, Any]] = []
     block_rows: list[dict[str, Any]] = []
-    for offset, e in enumerate(encoded):
-        seq = first_seq + offset
+    for seq, e in rest:
         row = dict(e.row) if copied else e.row
         row["session_id"], row["seq"] = sid, seq
         row["recorded_at"] = e.message.recorded_at or stamp
