@@ -1,4 +1,4 @@
-"""The canonical form of the commonest message, a text alone, written without ``json.dumps``.
+"""The canonical form of the commonest messages, written without ``json.dumps`` of the whole.
 
 ``canonical_json`` dumps the wire form of a message (a dict of nine keys, its blocks'
 dicts within) to find "the same message" by its hash: about 5 µs a message, half of what
@@ -7,6 +7,12 @@ provider extras or usage, which is most of a conversation, has a form that is a 
 frame around its id, role, text and tool-call fields: those strings are escaped by the
 JSON encoder's own function (``ensure_ascii=False``, as ``json.dumps`` escapes them) and
 spliced in. ``tests/unit/test_canonical.py`` checks the two agree on any such message.
+
+An agent's reply that calls tools (texts and tool calls, none with extras, and no
+metadata, provider extras or usage) is written the same way: the frame of each block
+around its escaped strings, a call's arguments by :func:`~sqlmemory.types._json.dump_json`,
+which is how the whole form writes them (:func:`simple_canonical`, about 2 µs where the
+whole form took 5).
 """
 
 from __future__ import annotations
@@ -14,9 +20,11 @@ from __future__ import annotations
 from json.encoder import encode_basestring
 from typing import Any
 
+from sqlmemory.types._json import dump_json
 from sqlmemory.types.blocks import TextBlock
+from sqlmemory.types.calls import ToolCall
 
-__all__ = ["plain_canonical", "text_alone"]
+__all__ = ["plain_canonical", "simple_canonical", "text_alone"]
 
 
 def text_alone(message: Any) -> TextBlock | None:
@@ -38,6 +46,40 @@ def plain_canonical(message: Any, version: int) -> str | None:
     return (
         f'{{"v":{version},"id":{encode_basestring(message.id)},"role":"{message.role._value_}",'
         f'"content":[{{"kind":"text","text":{encode_basestring(block.text)}}}],'
+        f'"tool_call_id":{"null" if call is None else encode_basestring(call)},'
+        f'"is_error":{"true" if message.is_error else "false"},"metadata":{{}},"extras":{{}}}}'
+    )
+
+
+def _call_form(call: ToolCall) -> str:
+    """A tool call's wire form without extras, as the whole form writes it."""
+    name = encode_basestring(call.name)
+    form = f'{{"kind":"tool_call","id":{encode_basestring(call.id)},"name":{name}'
+    if call.arguments is not None:
+        form += ',"arguments":' + dump_json(call.arguments)
+    if call.arguments_text is not None:
+        form += ',"arguments_text":' + encode_basestring(call.arguments_text)
+    return form + "}"
+
+
+def simple_canonical(message: Any, version: int) -> str | None:
+    """``message``'s canonical JSON when its blocks are texts and tool calls without
+    extras and it has no metadata, provider extras or usage (else ``None``)."""
+    if message.metadata or message.extras or message.usage is not None:
+        return None
+    forms = []
+    for block in message.content:
+        kind = type(block)
+        if block.extras or (kind is not TextBlock and kind is not ToolCall):
+            return None
+        if kind is TextBlock:
+            forms.append(f'{{"kind":"text","text":{encode_basestring(block.text)}}}')
+        else:
+            forms.append(_call_form(block))
+    call = message.tool_call_id
+    return (
+        f'{{"v":{version},"id":{encode_basestring(message.id)},"role":"{message.role._value_}",'
+        f'"content":[{",".join(forms)}],'
         f'"tool_call_id":{"null" if call is None else encode_basestring(call)},'
         f'"is_error":{"true" if message.is_error else "false"},"metadata":{{}},"extras":{{}}}}'
     )

@@ -14,7 +14,7 @@ from enum import Enum
 from typing import Any, Union
 
 from sqlmemory.errors import InvalidMessageError
-from sqlmemory.types._canonical import plain_canonical
+from sqlmemory.types._canonical import plain_canonical, simple_canonical
 from sqlmemory.types._fields import shown
 from sqlmemory.types._json import EMPTY, dump_json, freeze_mapping, thaw_json
 from sqlmemory.types._message_checks import MAX_YEAR as MAX_YEAR
@@ -421,4 +421,7 @@ def canonical_json(message: Message) -> str:
     plain = plain_canonical(message, WIRE_VERSION)  # a text alone: _canonical.py
     if plain is not None:
         return plain
+    simple = simple_canonical(message, WIRE_VERSION)  # texts and tool calls: _canonical.py
+    if simple is not None:
+        return simple
     return dump_json(message._wire(sha_reference))

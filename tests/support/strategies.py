@@ -171,3 +171,44 @@ def messages(draw: st.DrawFn) -> Message:
         extras=draw(extras),
         usage=draw(usages),
     )
+
+
+compact_json = json_objects.map(
+    lambda value: json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+)
+simple_calls = st.builds(
+    ToolCall,
+    ids,
+    st.text(min_size=1, max_size=8),
+    st.none() | json_objects,
+    arguments_text=st.none()
+    | st.text(max_size=12)
+    | json_objects.map(json.dumps)
+    | st.sampled_from([' {"a": 1} ', "\t", '"\\\u00e9', "{"]),
+) | st.builds(ToolCall, ids, st.text(min_size=1, max_size=8), arguments_text=compact_json)
+"""Tool calls without extras; the last kind's arguments are parsed from their compact
+text, so they are stored once (``value_json`` NULL)."""
+
+
+@st.composite
+def replies(draw: st.DrawFn) -> Message:
+    """A message of texts and tool calls without extras, and without metadata, provider
+    extras or usage: an assistant's reply calling tools, or texts of any role (what
+    ``sqlmemory/types/_canonical.py`` and ``sqlmemory/storage/sql/simple_rows.py`` write
+    without the general path)."""
+    role = draw(st.sampled_from(list(Role)))
+    texts = st.builds(TextBlock, st.text(max_size=20) | st.sampled_from(["é" * 5, " ", "a\x00"]))
+    content: list[Block] = draw(st.lists(texts, max_size=3))
+    if role is Role.ASSISTANT:
+        for call in draw(st.lists(simple_calls, max_size=3, unique_by=lambda c: c.id)):
+            content.insert(draw(st.integers(0, len(content))), call)
+    if role is not Role.TOOL and not any(not isinstance(b, TextBlock) or b.text for b in content):
+        content.append(TextBlock(draw(st.text(min_size=1, max_size=10))))
+    return Message(
+        role,
+        content,
+        tool_call_id=draw(ids) if role is Role.TOOL else None,
+        id=draw(ids),
+        recorded_at=draw(times),
+        is_error=draw(st.booleans()) if role is Role.TOOL else False,
+    )

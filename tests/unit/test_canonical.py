@@ -8,11 +8,11 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sqlmemory import Message, TextBlock, ToolCall, Usage
-from sqlmemory.types._canonical import plain_canonical
+from sqlmemory import Message, TextBlock, ThinkingBlock, ToolCall, Usage
+from sqlmemory.types._canonical import plain_canonical, simple_canonical
 from sqlmemory.types._message_content import sha_reference
 from sqlmemory.types.message import WIRE_VERSION, canonical_json
-from tests.support.strategies import ids, messages
+from tests.support.strategies import ids, messages, replies
 
 texts = st.text(min_size=1, max_size=40) | st.text(
     st.characters(codec="utf-8"), min_size=1, max_size=40
@@ -42,6 +42,27 @@ def test_a_tool_result_alone_is_the_general_form(
     message = Message.tool(call_id, text, is_error=is_error, id=message_id)
     assert plain_canonical(message, WIRE_VERSION) is not None
     assert canonical_json(message) == general(message)
+
+
+@given(message=replies())
+def test_a_reply_of_texts_and_tool_calls_is_the_general_form(message: Message) -> None:
+    assert simple_canonical(message, WIRE_VERSION) is not None
+    assert canonical_json(message) == general(message)
+
+
+def test_a_block_or_field_beyond_texts_and_calls_takes_the_general_form() -> None:
+    call = ToolCall("c1", "f", {"a": 1})
+    others = [
+        Message.assistant([TextBlock("a"), ToolCall("c1", "f", {}, extras={"status": "done"})]),
+        Message.assistant([TextBlock("a", extras={"citations": []}), call]),
+        Message.assistant("a", tool_calls=[call], metadata={"k": 1}),
+        Message.assistant("a", tool_calls=[call], extras={"name": "x"}),
+        Message.assistant("a", tool_calls=[call], usage=Usage("m", input_tokens=1)),
+        Message.assistant([ThinkingBlock("hm"), call]),
+    ]
+    for message in others:
+        assert simple_canonical(message, WIRE_VERSION) is None
+        assert canonical_json(message) == general(message)
 
 
 @given(message=messages())

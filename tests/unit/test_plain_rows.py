@@ -1,5 +1,6 @@
-"""The row of a text alone, built without the general encoder
-(``sqlmemory/storage/sql/plain_rows.py``), is the general encoder's row."""
+"""The row of a text alone and the rows of a reply of texts and tool calls, built without
+the general encoder (``sqlmemory/storage/sql/plain_rows.py``,
+``sqlmemory/storage/sql/simple_rows.py``), are the general encoder's rows."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from sqlmemory.storage.search_rules import MAX_SEARCH_TEXT
 from sqlmemory.storage.sql import codec
 from sqlmemory.storage.sql.codec import MAX_STORED_TOKENS, digest_of, encode_message
 from sqlmemory.storage.sql.plain_rows import PLAIN_COLUMNS, plain_row, plain_values
-from tests.support.strategies import ids, messages
+from sqlmemory.storage.sql.simple_rows import simple_rows
+from tests.support.strategies import ids, messages, replies
 
 texts = st.text(min_size=1, max_size=60) | st.sampled_from([" ", "\x00", "a\x00b", "é" * 9])
 
@@ -22,6 +24,7 @@ texts = st.text(min_size=1, max_size=60) | st.sampled_from([" ", "\x00", "a\x00b
 def general(message: Message) -> codec.EncodedMessage:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(codec, "plain_values", lambda *args: None)
+        patch.setattr(codec, "simple_rows", lambda *args: None)
         return encode_message(message)
 
 
@@ -50,6 +53,13 @@ def test_a_text_alone_is_the_general_row(role: str, text: str, message_id: str) 
 def test_a_tool_result_alone_is_the_general_row(text: str, call_id: str, is_error: bool) -> None:
     message = Message.tool(call_id, text, is_error=is_error)
     assert plain_values(message, digest_of, MAX_STORED_TOKENS) is not None
+    same_rows(message)
+
+
+@given(message=replies())
+def test_a_reply_of_texts_and_tool_calls_is_the_general_row(message: Message) -> None:
+    if plain_values(message, digest_of, MAX_STORED_TOKENS) is None:
+        assert simple_rows(message, digest_of, MAX_STORED_TOKENS) is not None
     same_rows(message)
 
 

@@ -17,6 +17,7 @@ from sqlmemory.storage.checks import content_digest
 from sqlmemory.storage.search_rules import visible_text
 from sqlmemory.storage.sql.base64_text import BLOCK_TEXT, FLAG, decode, decoded
 from sqlmemory.storage.sql.plain_rows import PLAIN_DIGEST, plain_row, plain_values
+from sqlmemory.storage.sql.simple_rows import BLOCK_KEYS, simple_rows
 from sqlmemory.storage.sql.usage_rows import usage_of, usage_row
 from sqlmemory.types import (
     Block,
@@ -153,26 +154,6 @@ class EncodedMessage:
         return str(self.row["digest"] if plain is None else plain[PLAIN_DIGEST])
 
 
-_BLOCK_KEYS = (
-    "kind",
-    "text",
-    "signature",
-    "media_type",
-    "url",
-    "file_id",
-    "title",
-    "detail",
-    "width",
-    "height",
-    "blob_sha256",
-    "call_id",
-    "name",
-    "value_json",
-    "extras_json",
-)
-"""Every column of a block row but its key: each row names them all (one executemany)."""
-
-
 def _blob(block: ImageBlock | DocumentBlock, row: dict[str, Any], blobs: list[BlobData]) -> None:
     row["media_type"], row["url"], row["file_id"] = block.media_type, block.url, block.file_id
     if block.data is not None:
@@ -233,7 +214,7 @@ _ROW_OF: dict[type, Any] = {
 
 
 def _block_row(block: Block, position: int, blobs: list[BlobData]) -> dict[str, Any]:
-    row: dict[str, Any] = dict.fromkeys(_BLOCK_KEYS)
+    row: dict[str, Any] = dict.fromkeys(BLOCK_KEYS)
     row["position"] = position
     row["kind"] = block.kind
     row[FLAG] = False  # the writes set it on PostgreSQL, for text that holds NUL
@@ -267,6 +248,9 @@ def encode_message(message: Message) -> EncodedMessage:
     plain = plain_values(message, digest_of, MAX_STORED_TOKENS)  # a text alone: plain_rows.py
     if plain is not None:
         return EncodedMessage(message, plain=plain)
+    simple = simple_rows(message, digest_of, MAX_STORED_TOKENS)  # texts and calls: simple_rows.py
+    if simple is not None:
+        return EncodedMessage(message, *simple)
     blobs: list[BlobData] = []
     content = message.content
     first = content[0] if content else None
