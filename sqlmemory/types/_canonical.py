@@ -42,13 +42,24 @@ def plain_canonical(message: Any, version: int) -> str | None:
     block = text_alone(message)
     if block is None:
         return None
+    return _frame(message, version, _text_form(block.text))
+
+
+def _frame(message: Any, version: int, content: str) -> str:
+    """The canonical JSON of ``message`` without metadata, provider extras or usage,
+    around the forms of its blocks (``content``, comma separated)."""
     call = message.tool_call_id
     return (
         f'{{"v":{version},"id":{encode_basestring(message.id)},"role":"{message.role._value_}",'
-        f'"content":[{{"kind":"text","text":{encode_basestring(block.text)}}}],'
+        f'"content":[{content}],'
         f'"tool_call_id":{"null" if call is None else encode_basestring(call)},'
         f'"is_error":{"true" if message.is_error else "false"},"metadata":{{}},"extras":{{}}}}'
     )
+
+
+def _text_form(text: str) -> str:
+    """A text block's wire form without extras."""
+    return f'{{"kind":"text","text":{encode_basestring(text)}}}'
 
 
 def _call_form(call: ToolCall) -> str:
@@ -73,13 +84,7 @@ def simple_canonical(message: Any, version: int) -> str | None:
         if block.extras or (kind is not TextBlock and kind is not ToolCall):
             return None
         if kind is TextBlock:
-            forms.append(f'{{"kind":"text","text":{encode_basestring(block.text)}}}')
+            forms.append(_text_form(block.text))
         else:
             forms.append(_call_form(block))
-    call = message.tool_call_id
-    return (
-        f'{{"v":{version},"id":{encode_basestring(message.id)},"role":"{message.role._value_}",'
-        f'"content":[{",".join(forms)}],'
-        f'"tool_call_id":{"null" if call is None else encode_basestring(call)},'
-        f'"is_error":{"true" if message.is_error else "false"},"metadata":{{}},"extras":{{}}}}'
-    )
+    return _frame(message, version, ",".join(forms))
