@@ -26,12 +26,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
+from corpus import TOOL_NAME, AgentRow, call_arguments
 from sqlalchemy.engine import make_url
 
 Row = tuple[str, str]
@@ -85,6 +87,22 @@ class Peer:
 
     def image_item(self, text: str, png: bytes) -> Any:
         raise NotImplementedError
+
+    def call_item(self, call_id: str, name: str, arguments: dict[str, Any]) -> Any:
+        """The assistant's call of a tool, as the peer's users store it."""
+        raise NotImplementedError
+
+    def result_item(self, call_id: str, name: str, text: str) -> Any:
+        """The tool's output for ``call_id``."""
+        raise NotImplementedError
+
+    def agent_item(self, row: AgentRow) -> Any:
+        kind, call_id, text = row
+        if kind == "call":
+            return self.call_item(call_id, TOOL_NAME, call_arguments(call_id))
+        if kind == "result":
+            return self.result_item(call_id, TOOL_NAME, text)
+        return self.item(kind, text)
 
     def texts(self, items: Sequence[Any]) -> list[Row]:
         """``(role, first text)`` of what a read returned, to check it against sqlmemory."""
@@ -149,6 +167,18 @@ class _AgentsPeer(Peer):
                 {"type": "input_image", "image_url": _data_url(png), "detail": "auto"},
             ],
         }
+
+    def call_item(self, call_id: str, name: str, arguments: dict[str, Any]) -> Any:
+        return {
+            "type": "function_call",
+            "call_id": call_id,
+            "name": name,
+            "arguments": json.dumps(arguments),
+            "status": "completed",
+        }
+
+    def result_item(self, call_id: str, name: str, text: str) -> Any:
+        return {"type": "function_call_output", "call_id": call_id, "output": text}
 
     def texts(self, items: Sequence[Any]) -> list[Row]:
         out = []
@@ -239,6 +269,17 @@ class LangChainSQL(Peer):
                 {"type": "image_url", "image_url": {"url": _data_url(png)}},
             ]
         )
+
+    def call_item(self, call_id: str, name: str, arguments: dict[str, Any]) -> Any:
+        from langchain_core.messages import AIMessage
+
+        call = {"name": name, "args": arguments, "id": call_id, "type": "tool_call"}
+        return AIMessage(content="", tool_calls=[call])
+
+    def result_item(self, call_id: str, name: str, text: str) -> Any:
+        from langchain_core.messages import ToolMessage
+
+        return ToolMessage(content=text, tool_call_id=call_id, name=name)
 
     def texts(self, items: Sequence[Any]) -> list[Row]:
         roles = {"human": "user", "ai": "assistant"}

@@ -212,6 +212,8 @@ class Run:
             append_one_median = self.results[-1]["sqlmemory"]["median_ms"]
             self.log(f"{name}: append_batch")
             write_scenarios.append_batch(self)
+            self.log(f"{name}: append_tool_batch")
+            write_scenarios.append_tool_batch(self)
             self.log(f"{name}: window_read, full_read")
             read_scenarios.windows_and_full(self)
             self.log(f"{name}: window_read_shared")

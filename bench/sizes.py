@@ -9,6 +9,7 @@ BACKENDS = ("sqlite", "postgresql")
 SCENARIOS = (
     "append_one",
     "append_batch",
+    "append_tool_batch",
     "window_read",
     "full_read",
     "window_read_shared",

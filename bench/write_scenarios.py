@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from corpus import chunks, to_message
+from corpus import agent_message, chunks, raw_agent_row, to_message
 from peers import Peer
 from timing import summarize
 
@@ -72,6 +72,40 @@ def append_batch(run: Run) -> None:
     run.check_counts(sid, len(rows))
     run.check_peer_counts(sid, len(rows))
     run.record("append_batch", f"append_batch {s.batches}x{s.batch_size}", ours, theirs, others)
+
+
+def append_tool_batch(run: Run) -> None:
+    """``append_tool_batch``: ``batch_size`` messages a call into one session, an agent's
+    conversation (a tool call and its result in every ten messages, as
+    ``../shared/bench/compare.sh`` writes): each call a block row, the general shape."""
+    s = run.sizes
+    sid = run.sid("append-tool-batch")
+    total = s.batch_warmup + s.batches
+    rows = run.corpus.agent_rows(total * s.batch_size)
+    batches = list(chunks(rows, s.batch_size))
+    messages = [[agent_message(row) for row in b] for b in batches]
+    raw_batches = [[raw_agent_row(row) for row in b] for b in batches]
+    storage, raw = run.storage, run.raw
+    peers = {
+        p.name: _appends(p, sid, [[p.agent_item(row) for row in b] for b in batches])
+        for p in run.peers
+    }
+
+    def appends(store: Any, session: str) -> Callable[[int], object]:
+        return lambda i: store.append(session, *messages[i])
+
+    peers.update(run.async_write(sid, appends))
+    ours, theirs, others = run.timed(
+        appends(storage, sid),
+        lambda i: raw.append_many(sid, raw_batches[i]),
+        peers,
+        s.batches,
+        s.batch_warmup,
+    )
+    run.check_counts(sid, len(rows))
+    run.check_peer_counts(sid, len(rows))
+    label = f"append_tool_batch {s.batches}x{s.batch_size}"
+    run.record("append_tool_batch", label, ours, theirs, others)
 
 
 def resave(run: Run, append_one_median: float | None) -> None:
