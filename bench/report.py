@@ -56,8 +56,8 @@ def targets(results: Sequence[dict[str, Any]], scaling: Sequence[dict[str, Any]]
     Every scenario faster than the best peer (< 1.0x); full_read within 1.3x raw; window
     reads within 2x raw and flat from the smallest session to the largest (1.2x);
     append_one within 1.5x raw on SQLite and 2x on PostgreSQL; append_batch and
-    append_tool_batch within 1.5x raw; image window reads within 3x raw. And the async storage within 1.3x of the sync
-    one on every scenario (issue 15).
+    append_tool_batch within 1.5x raw; image window reads within 3x raw. And the async
+    storage within 1.3x of the sync one on every scenario (issue 15).
     """
     out: list[dict[str, Any]] = []
 
