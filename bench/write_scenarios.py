@@ -7,7 +7,7 @@ checks what each stored.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from corpus import agent_message, chunks, raw_agent_row, to_message
@@ -48,30 +48,10 @@ def append_one(run: Run) -> None:
 def append_batch(run: Run) -> None:
     """``append_batch``: ``batch_size`` messages a call into one session."""
     s = run.sizes
-    sid = run.sid("append-batch")
-    total = s.batch_warmup + s.batches
-    rows = run.corpus.rows(total * s.batch_size)
-    batches = list(chunks(rows, s.batch_size))
-    messages = [[to_message(role, text) for role, text in b] for b in batches]
-    storage, raw = run.storage, run.raw
-    peers = {
-        p.name: _appends(p, sid, [[p.item(*r) for r in b] for b in batches]) for p in run.peers
-    }
-
-    def appends(store: Any, session: str) -> Callable[[int], object]:
-        return lambda i: store.append(session, *messages[i])
-
-    peers.update(run.async_write(sid, appends))
-    ours, theirs, others = run.timed(
-        appends(storage, sid),
-        lambda i: raw.append_many(sid, batches[i]),
-        peers,
-        s.batches,
-        s.batch_warmup,
+    rows = run.corpus.rows((s.batch_warmup + s.batches) * s.batch_size)
+    _batches(
+        run, "append_batch", rows, lambda r: to_message(*r), lambda r: r, lambda p, r: p.item(*r)
     )
-    run.check_counts(sid, len(rows))
-    run.check_peer_counts(sid, len(rows))
-    run.record("append_batch", f"append_batch {s.batches}x{s.batch_size}", ours, theirs, others)
 
 
 def append_tool_batch(run: Run) -> None:
@@ -79,15 +59,29 @@ def append_tool_batch(run: Run) -> None:
     conversation (a tool call and its result in every ten messages, as
     ``../shared/bench/compare.sh`` writes): each call a block row, the general shape."""
     s = run.sizes
-    sid = run.sid("append-tool-batch")
-    total = s.batch_warmup + s.batches
-    rows = run.corpus.agent_rows(total * s.batch_size)
+    rows = run.corpus.agent_rows((s.batch_warmup + s.batches) * s.batch_size)
+    _batches(run, "append_tool_batch", rows, agent_message, raw_agent_row, Peer.agent_item)
+
+
+def _batches(
+    run: Run,
+    scenario: str,
+    rows: Sequence[Any],
+    message: Callable[[Any], Message],
+    raw_row: Callable[[Any], tuple[str, str]],
+    peer_item: Callable[[Peer, Any], Any],
+) -> None:
+    """Time ``rows`` appended ``batch_size`` a call into one session: by sqlmemory (each
+    row its ``message``), the raw side (its ``raw_row``), each peer (its
+    ``peer_item(peer, row)``) and the async storage; then check the counts."""
+    s = run.sizes
+    sid = run.sid(scenario.replace("_", "-"))
     batches = list(chunks(rows, s.batch_size))
-    messages = [[agent_message(row) for row in b] for b in batches]
-    raw_batches = [[raw_agent_row(row) for row in b] for b in batches]
+    messages = [[message(row) for row in b] for b in batches]
+    raw_batches = [[raw_row(row) for row in b] for b in batches]
     storage, raw = run.storage, run.raw
     peers = {
-        p.name: _appends(p, sid, [[p.agent_item(row) for row in b] for b in batches])
+        p.name: _appends(p, sid, [[peer_item(p, row) for row in b] for b in batches])
         for p in run.peers
     }
 
@@ -104,8 +98,7 @@ def append_tool_batch(run: Run) -> None:
     )
     run.check_counts(sid, len(rows))
     run.check_peer_counts(sid, len(rows))
-    label = f"append_tool_batch {s.batches}x{s.batch_size}"
-    run.record("append_tool_batch", label, ours, theirs, others)
+    run.record(scenario, f"{scenario} {s.batches}x{s.batch_size}", ours, theirs, others)
 
 
 def resave(run: Run, append_one_median: float | None) -> None:

@@ -22,6 +22,7 @@ __all__ = [
     "Tokenizer",
     "estimate_tokens",
     "image_tokens",
+    "utf8_size",
 ]
 
 Tokenizer = Callable[[Message], int]
@@ -29,6 +30,12 @@ Tokenizer = Callable[[Message], int]
 
 UNKNOWN_IMAGE_TOKENS = 2500
 TOKENS_PER_MESSAGE = 4
+
+
+def utf8_size(text: str) -> int:
+    """The UTF-8 bytes of ``text``, what the estimate counts, without encoding an ASCII
+    text (as many bytes as characters; ``str.isascii`` reads a flag)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def image_tokens(width: int | None, height: int | None) -> int:
@@ -54,7 +61,7 @@ def estimate_tokens(message: Message) -> int:
     total = TOKENS_PER_MESSAGE
     for block in message.content:
         if isinstance(block, TextBlock):
-            total += len(block.text.encode("utf-8")) // 4
+            total += utf8_size(block.text) // 4
         elif isinstance(block, ImageBlock):
             total += image_tokens(block.width, block.height)
         elif isinstance(block, DocumentBlock):
@@ -66,5 +73,5 @@ def estimate_tokens(message: Message) -> int:
         elif isinstance(block, OpaqueBlock):
             total += len(dump_json(block.payload).encode("utf-8")) // 4
     for call in message.tool_calls:
-        total += len((call.name + call.arguments_json).encode("utf-8")) // 4
+        total += utf8_size(call.name + call.arguments_json) // 4
     return total

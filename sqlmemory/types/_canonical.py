@@ -24,7 +24,7 @@ from sqlmemory.types._json import dump_json
 from sqlmemory.types.blocks import TextBlock
 from sqlmemory.types.calls import ToolCall
 
-__all__ = ["plain_canonical", "simple_canonical", "text_alone"]
+__all__ = ["plain_canonical", "simple_canonical", "text_alone", "texts_and_calls"]
 
 
 def text_alone(message: Any) -> TextBlock | None:
@@ -73,18 +73,26 @@ def _call_form(call: ToolCall) -> str:
     return form + "}"
 
 
-def simple_canonical(message: Any, version: int) -> str | None:
-    """``message``'s canonical JSON when its blocks are texts and tool calls without
-    extras and it has no metadata, provider extras or usage (else ``None``)."""
+def texts_and_calls(message: Any) -> tuple[TextBlock | ToolCall, ...] | None:
+    """The blocks of a message made of texts and tool calls without extras, with no
+    metadata, provider extras or usage (else ``None``)."""
     if message.metadata or message.extras or message.usage is not None:
         return None
-    forms = []
-    for block in message.content:
-        kind = type(block)
-        if block.extras or (kind is not TextBlock and kind is not ToolCall):
+    content = message.content
+    for block in content:
+        if block.extras or (type(block) is not TextBlock and type(block) is not ToolCall):
             return None
-        if kind is TextBlock:
-            forms.append(_text_form(block.text))
-        else:
-            forms.append(_call_form(block))
+    return content  # type: ignore[no-any-return]
+
+
+def simple_canonical(message: Any, version: int) -> str | None:
+    """``message``'s canonical JSON when it is made of :func:`texts_and_calls` (else
+    ``None``)."""
+    content = texts_and_calls(message)
+    if content is None:
+        return None
+    forms = [
+        _text_form(block.text) if type(block) is TextBlock else _call_form(block)  # type: ignore[arg-type]
+        for block in content
+    ]
     return _frame(message, version, ",".join(forms))

@@ -147,6 +147,12 @@ def _call_ids(content: list[Block]) -> list[str]:
     ]
 
 
+def _show_something(draw: st.DrawFn, role: Role, content: list[Block]) -> None:
+    """A text to ``content`` when it shows nothing: only a tool message may be empty."""
+    if role is not Role.TOOL and not any(not isinstance(b, TextBlock) or b.text for b in content):
+        content.append(TextBlock(draw(st.text(min_size=1, max_size=10))))
+
+
 @st.composite
 def messages(draw: st.DrawFn) -> Message:
     role = draw(st.sampled_from(list(Role)))
@@ -158,8 +164,7 @@ def messages(draw: st.DrawFn) -> Message:
                 content.insert(draw(st.integers(0, len(content))), item)
     else:
         content = [b for b in content if not isinstance(b, (ToolCall, OpaqueBlock))]
-    if role is not Role.TOOL and not any(not isinstance(b, TextBlock) or b.text for b in content):
-        content.append(TextBlock(draw(st.text(min_size=1, max_size=10))))
+    _show_something(draw, role, content)
     return Message(
         role,
         content,
@@ -202,8 +207,7 @@ def replies(draw: st.DrawFn) -> Message:
     if role is Role.ASSISTANT:
         for call in draw(st.lists(simple_calls, max_size=3, unique_by=lambda c: c.id)):
             content.insert(draw(st.integers(0, len(content))), call)
-    if role is not Role.TOOL and not any(not isinstance(b, TextBlock) or b.text for b in content):
-        content.append(TextBlock(draw(st.text(min_size=1, max_size=10))))
+    _show_something(draw, role, content)
     return Message(
         role,
         content,

@@ -17,7 +17,7 @@ from sqlmemory.storage.checks import content_digest
 from sqlmemory.storage.search_rules import visible_text
 from sqlmemory.storage.sql.base64_text import BLOCK_TEXT, FLAG, decode, decoded
 from sqlmemory.storage.sql.plain_rows import PLAIN_DIGEST, plain_row, plain_values
-from sqlmemory.storage.sql.simple_rows import BLOCK_KEYS, simple_rows
+from sqlmemory.storage.sql.simple_rows import BLOCK_KEYS, call_value, simple_rows
 from sqlmemory.storage.sql.usage_rows import usage_of, usage_row
 from sqlmemory.types import (
     Block,
@@ -189,12 +189,7 @@ def _redacted_row(block: RedactedThinkingBlock, row: dict[str, Any], blobs: list
 
 def _tool_call_row(block: ToolCall, row: dict[str, Any], blobs: list[BlobData]) -> None:
     row["call_id"], row["name"], row["text"] = block.id, block.name, block.arguments_text
-    if block.arguments is None:
-        row["value_json"] = "null"
-    else:
-        # Arguments parsed from their text are not stored twice: NULL means "the text's".
-        dumped = dump_json(block.arguments)
-        row["value_json"] = None if dumped == block.arguments_text else dumped
+    row["value_json"], _ = call_value(block)
 
 
 def _opaque_row(block: OpaqueBlock, row: dict[str, Any], blobs: list[BlobData]) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from sqlmemory.policy.tokens import TOKENS_PER_MESSAGE
+from sqlmemory.policy.tokens import TOKENS_PER_MESSAGE, utf8_size
 from sqlmemory.storage.search_rules import HIDDEN_ROLES, MAX_SEARCH_TEXT
 from sqlmemory.storage.sql.base64_text import FLAG
 from sqlmemory.storage.sql.usage_rows import NO_USAGE
@@ -55,8 +55,6 @@ def plain_values(
     text = block.text
     role = message.role._value_  # Enum.value is a property: four times slower
     shown = None if role in HIDDEN_ROLES or not text.strip() else text
-    # An ASCII text is as many UTF-8 bytes as characters (str.isascii reads a flag).
-    size = len(text) if text.isascii() else len(text.encode("utf-8"))
     return (
         message.id,
         role,
@@ -64,7 +62,7 @@ def plain_values(
         text,
         message.is_error,
         digest(message),
-        min(TOKENS_PER_MESSAGE + size // 4, max_tokens),
+        min(TOKENS_PER_MESSAGE + utf8_size(text) // 4, max_tokens),
         None if shown is None else shown[:MAX_SEARCH_TEXT].replace("\x00", " "),
     )
 

@@ -18,14 +18,15 @@ from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from sqlmemory.policy.tokens import TOKENS_PER_MESSAGE
+from sqlmemory.policy.tokens import TOKENS_PER_MESSAGE, utf8_size
 from sqlmemory.storage.search_rules import visible_text_of
 from sqlmemory.storage.sql.base64_text import FLAG
 from sqlmemory.storage.sql.usage_rows import NO_USAGE
 from sqlmemory.types import Message, TextBlock, ToolCall
+from sqlmemory.types._canonical import texts_and_calls
 from sqlmemory.types._json import dump_json
 
-__all__ = ["BLOCK_KEYS", "simple_rows"]
+__all__ = ["BLOCK_KEYS", "call_value", "simple_rows"]
 
 BLOCK_KEYS = (
     "kind",
@@ -47,26 +48,24 @@ BLOCK_KEYS = (
 """Every column of a block row but its key: each row names them all (one executemany)."""
 
 
-def _utf8_size(text: str) -> int:
-    # An ASCII text is as many UTF-8 bytes as characters (str.isascii reads a flag).
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
+def call_value(call: ToolCall) -> tuple[str | None, str]:
+    """The ``value_json`` column of ``call``'s block row (its ``text`` column holds its
+    ``arguments_text``), and the arguments as sent (:attr:`ToolCall.arguments_json`)."""
+    arguments, text = call.arguments, call.arguments_text
+    if arguments is None:
+        return "null", text  # type: ignore[return-value] # the text alone was given
+    # Arguments parsed from their text are not stored twice: NULL means "the text's".
+    dumped = dump_json(arguments)
+    return (None if dumped == text else dumped), (dumped if text is None else text)
 
 
 def _call_row(call: ToolCall, position: int) -> tuple[dict[str, Any], int]:
     """The block row of ``call`` at ``position``, and its token estimate."""
     row: dict[str, Any] = dict.fromkeys(BLOCK_KEYS)
     row["position"], row["kind"], row[FLAG] = position, "tool_call", False
-    arguments, text = call.arguments, call.arguments_text
-    row["call_id"], row["name"], row["text"] = call.id, call.name, text
-    if arguments is None:
-        row["value_json"] = "null"
-        sent = text
-    else:
-        # Arguments parsed from their text are not stored twice: NULL means "the text's".
-        dumped = dump_json(arguments)
-        row["value_json"] = None if dumped == text else dumped
-        sent = dumped if text is None else text
-    return row, _utf8_size(call.name + sent) // 4  # type: ignore[operator]
+    row["call_id"], row["name"], row["text"] = call.id, call.name, call.arguments_text
+    row["value_json"], sent = call_value(call)
+    return row, utf8_size(call.name + sent) // 4
 
 
 def _json_list(strings: list[str]) -> str:
@@ -85,16 +84,13 @@ def _text_row(block: TextBlock, position: int) -> dict[str, Any]:
 def simple_rows(
     message: Message, digest: Callable[[Message], str], max_tokens: int
 ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-    """The message row and block rows of ``message`` when its blocks are texts and tool
-    calls without extras and it has no metadata, provider extras or usage (else
-    ``None``); its ``digest`` from the given function, its estimate at most
-    ``max_tokens``. The first block stays in the message row when it is a text."""
-    if message.metadata or message.extras or message.usage is not None:
+    """The message row and block rows of ``message`` when it is made of
+    :func:`~sqlmemory.types._canonical.texts_and_calls` (else ``None``); its ``digest``
+    from the given function, its estimate at most ``max_tokens``. The first block stays
+    in the message row when it is a text."""
+    content = texts_and_calls(message)
+    if content is None:
         return None
-    content = message.content
-    for block in content:
-        if block.extras or (type(block) is not TextBlock and type(block) is not ToolCall):
-            return None
     inline = bool(content) and type(content[0]) is TextBlock
     tokens = TOKENS_PER_MESSAGE
     texts: list[str] = []
@@ -103,7 +99,7 @@ def simple_rows(
     for position, block in enumerate(content):
         if type(block) is TextBlock:
             texts.append(block.text)
-            tokens += _utf8_size(block.text) // 4
+            tokens += utf8_size(block.text) // 4
             if position or not inline:
                 blocks.append(_text_row(block, position))
         else:
