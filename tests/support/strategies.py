@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -147,10 +148,21 @@ def _call_ids(content: list[Block]) -> list[str]:
     ]
 
 
-def _show_something(draw: st.DrawFn, role: Role, content: list[Block]) -> None:
-    """A text to ``content`` when it shows nothing: only a tool message may be empty."""
+def _message(draw: st.DrawFn, role: Role, content: list[Block], **fields: Any) -> Message:
+    """A message of ``role`` holding ``content`` (a text added when it shows nothing: only
+    a tool message may be empty), its id, time and a tool's call id and error drawn;
+    ``fields`` the rest."""
     if role is not Role.TOOL and not any(not isinstance(b, TextBlock) or b.text for b in content):
         content.append(TextBlock(draw(st.text(min_size=1, max_size=10))))
+    return Message(
+        role,
+        content,
+        tool_call_id=draw(ids) if role is Role.TOOL else None,
+        id=draw(ids),
+        recorded_at=draw(times),
+        is_error=draw(st.booleans()) if role is Role.TOOL else False,
+        **fields,
+    )
 
 
 @st.composite
@@ -164,17 +176,8 @@ def messages(draw: st.DrawFn) -> Message:
                 content.insert(draw(st.integers(0, len(content))), item)
     else:
         content = [b for b in content if not isinstance(b, (ToolCall, OpaqueBlock))]
-    _show_something(draw, role, content)
-    return Message(
-        role,
-        content,
-        tool_call_id=draw(ids) if role is Role.TOOL else None,
-        metadata=draw(json_objects),
-        id=draw(ids),
-        recorded_at=draw(times),
-        is_error=draw(st.booleans()) if role is Role.TOOL else False,
-        extras=draw(extras),
-        usage=draw(usages),
+    return _message(
+        draw, role, content, metadata=draw(json_objects), extras=draw(extras), usage=draw(usages)
     )
 
 
@@ -207,12 +210,4 @@ def replies(draw: st.DrawFn) -> Message:
     if role is Role.ASSISTANT:
         for call in draw(st.lists(simple_calls, max_size=3, unique_by=lambda c: c.id)):
             content.insert(draw(st.integers(0, len(content))), call)
-    _show_something(draw, role, content)
-    return Message(
-        role,
-        content,
-        tool_call_id=draw(ids) if role is Role.TOOL else None,
-        id=draw(ids),
-        recorded_at=draw(times),
-        is_error=draw(st.booleans()) if role is Role.TOOL else False,
-    )
+    return _message(draw, role, content)
