@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sqlmemory import Message, TextBlock, ThinkingBlock, ToolCall, Usage
-from sqlmemory.types._canonical import plain_canonical, simple_canonical
+from sqlmemory.types._canonical import json_string, plain_canonical, simple_canonical
 from sqlmemory.types._message_content import sha_reference
 from sqlmemory.types.message import WIRE_VERSION, canonical_json
 from tests.support.strategies import ids, messages, replies
@@ -17,6 +17,15 @@ from tests.support.strategies import ids, messages, replies
 texts = st.text(min_size=1, max_size=40) | st.text(
     st.characters(codec="utf-8"), min_size=1, max_size=40
 )
+
+
+@given(
+    text=st.text()
+    | st.text(st.sampled_from('"\\\n\t\x00\x1f\x7f\u2028 aé😀'))
+    | st.text(st.characters(codec="utf-8"))
+)
+def test_a_string_is_written_as_json_dumps_writes_it(text: str) -> None:
+    assert json_string(text) == json.dumps(text, ensure_ascii=False)
 
 
 def general(message: Message) -> str:

@@ -45,23 +45,24 @@ PLAIN_DIGEST = PLAIN_COLUMNS.index("digest")
 
 
 def plain_values(
-    message: Message, digest: Callable[[Message], str], max_tokens: int
+    message: Message, digest: Callable[[Message, str], str], max_tokens: int
 ) -> tuple[Any, ...] | None:
     """The :data:`PLAIN_COLUMNS` of ``message`` when it is a text alone (else ``None``),
-    its ``digest`` from the given function and its estimate at most ``max_tokens``."""
+    its digest from ``digest(message, text)`` and its estimate at most ``max_tokens``."""
     block = text_alone(message)
     if block is None:
         return None
     text = block.text
     role = message.role._value_  # Enum.value is a property: four times slower
-    shown = None if role in HIDDEN_ROLES or not text.strip() else text
+    # not text.strip(), without the copy: both mean "empty or all whitespace"
+    shown = None if role in HIDDEN_ROLES or not text or text.isspace() else text
     return (
         message.id,
         role,
         message.tool_call_id,
         text,
         message.is_error,
-        digest(message),
+        digest(message, text),
         min(TOKENS_PER_MESSAGE + utf8_size(text) // 4, max_tokens),
         None if shown is None else shown[:MAX_SEARCH_TEXT].replace("\x00", " "),
     )
