@@ -23,7 +23,7 @@ from backends import Backend
 from corpus import Corpus, chunks, to_message
 from peers import Peer, Peers
 from sizes import Sizes
-from timing import rotating, summarize
+from timing import Timer, rotating, summarize
 
 from sqlmemory import FixedWindow, ImageBlock, Message, SqlStorage, TokenWindow
 
@@ -120,9 +120,11 @@ class Run:
         peers: dict[str, Callable[[int], object]],
         reps: int,
         warmup: int,
+        timer: Timer = rotating,
     ) -> tuple[list[float], list[float], dict[str, list[float]]]:
-        """sqlmemory, raw and the peers in one rotating loop (see :func:`rotating`)."""
-        samples = rotating([ours, raw, *peers.values()], reps, warmup)
+        """sqlmemory, raw and the peers timed by ``timer``: in one rotating loop (see
+        :func:`rotating`) unless told otherwise."""
+        samples = timer([ours, raw, *peers.values()], reps, warmup)
         return samples[0], samples[1], dict(zip(peers, samples[2:], strict=True))
 
     def check_peer(

@@ -10,6 +10,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+Timer = Callable[[Sequence[Callable[[int], object]], int, int], list[list[float]]]
+"""How contenders are timed: ``timer(fns, reps, warmup)``, one list of samples per function."""
+
 
 def summarize(samples_ms: Sequence[float]) -> dict[str, Any]:
     """Median, nearest-rank p95, min and count of samples in milliseconds."""
@@ -63,6 +66,29 @@ def shuffled(
         for index in order:
             start = clock()
             fns[index](i)
+            elapsed = (clock() - start) * 1000.0
+            if i >= warmup:
+                samples[index].append(elapsed)
+    return samples
+
+
+def in_turns(fns: Sequence[Callable[[int], object]], reps: int, warmup: int) -> list[list[float]]:
+    """Time each of ``fns`` for all its reps in a row, one after the other.
+
+    For writes whose cost outlasts the call (a commit's pages the disk is still taking, a
+    WAL another file's checkpoint competes with): interleaved, each contender pays for the
+    one before it, and the cheapest pays most (``docs/performance.md``, "SQLite batches:
+    where compare.sh and bench.py part"). In turns, each pays for its own, as an
+    application that only does its own writes does, and as ``../shared/bench/compare.sh``
+    times them (a process per contender). Returns one list of samples (ms) per function;
+    each contender's first ``warmup`` reps are not recorded.
+    """
+    samples: list[list[float]] = [[] for _ in fns]
+    clock = time.perf_counter
+    for index, fn in enumerate(fns):
+        for i in range(warmup + reps):
+            start = clock()
+            fn(i)
             elapsed = (clock() - start) * 1000.0
             if i >= warmup:
                 samples[index].append(elapsed)

@@ -1,8 +1,9 @@
 """The write scenarios: single and batch appends, and re-saving a growing history.
 
 Each is a function of a :class:`scenarios.Run` (one backend): it times sqlmemory's write
-against the raw driver's, the peers' and the async storage's in one rotating loop, then
-checks what each stored.
+against the raw driver's, the peers' and the async storage's, each contender's calls in a
+row (:func:`timing.in_turns`, as ``../shared/bench/compare.sh`` times writes), then checks
+what each stored.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from corpus import agent_message, chunks, raw_agent_row, to_message
 from peers import Peer
-from timing import summarize
+from timing import in_turns, summarize
 
 from sqlmemory import Message
 
@@ -39,6 +40,7 @@ def append_one(run: Run) -> None:
         peers,
         s.append_one,
         s.append_warmup,
+        in_turns,
     )
     run.check_counts(sid, len(rows))
     run.check_peer_counts(sid, len(rows))
@@ -95,6 +97,7 @@ def _batches(
         peers,
         s.batches,
         s.batch_warmup,
+        in_turns,
     )
     run.check_counts(sid, len(rows))
     run.check_peer_counts(sid, len(rows))
@@ -130,7 +133,9 @@ def resave(run: Run, append_one_median: float | None) -> None:
         for p in run.peers
     }
     peers.update(run.async_write(sid, saves))
-    mine, raw_times, others = run.timed(saves(storage, sid), theirs, peers, s.resave_turns, 0)
+    mine, raw_times, others = run.timed(
+        saves(storage, sid), theirs, peers, s.resave_turns, 0, in_turns
+    )
     run.check_counts(sid, len(rows))
     run.check_peer_counts(sid, len(rows))
     tail = s.resave_tail
