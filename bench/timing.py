@@ -6,7 +6,7 @@ import math
 import random
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -26,6 +26,22 @@ def summarize(samples_ms: Sequence[float]) -> dict[str, Any]:
     }
 
 
+def _run(
+    fns: Sequence[Callable[[int], object]], calls: Iterable[tuple[int, int]], warmup: int
+) -> list[list[float]]:
+    """Time ``fns[index](i)`` for each ``(index, i)`` of ``calls``, in that order; one list
+    of samples (ms) per function, the calls with ``i`` below ``warmup`` not recorded."""
+    samples: list[list[float]] = [[] for _ in fns]
+    clock = time.perf_counter
+    for index, i in calls:
+        start = clock()
+        fns[index](i)
+        elapsed = (clock() - start) * 1000.0
+        if i >= warmup:
+            samples[index].append(elapsed)
+    return samples
+
+
 def rotating(fns: Sequence[Callable[[int], object]], reps: int, warmup: int) -> list[list[float]]:
     """Time each of ``fns`` once per rep, in an order that rotates with every rep.
 
@@ -33,18 +49,9 @@ def rotating(fns: Sequence[Callable[[int], object]], reps: int, warmup: int) -> 
     the contenders in the same loop makes background load hit them alike, and rotating
     the order means none always runs on a cache another just warmed.
     """
-    samples: list[list[float]] = [[] for _ in fns]
-    clock = time.perf_counter
     k = len(fns)
-    for i in range(warmup + reps):
-        for j in range(k):
-            index = (i + j) % k
-            start = clock()
-            fns[index](i)
-            elapsed = (clock() - start) * 1000.0
-            if i >= warmup:
-                samples[index].append(elapsed)
-    return samples
+    calls = (((i + j) % k, i) for i in range(warmup + reps) for j in range(k))
+    return _run(fns, calls, warmup)
 
 
 def shuffled(
@@ -58,18 +65,14 @@ def shuffled(
     contenders within a few percent.
     """
     rng = random.Random(seed)
-    samples: list[list[float]] = [[] for _ in fns]
-    clock = time.perf_counter
-    order = list(range(len(fns)))
-    for i in range(warmup + reps):
-        rng.shuffle(order)
-        for index in order:
-            start = clock()
-            fns[index](i)
-            elapsed = (clock() - start) * 1000.0
-            if i >= warmup:
-                samples[index].append(elapsed)
-    return samples
+
+    def calls() -> Iterator[tuple[int, int]]:
+        order = list(range(len(fns)))
+        for i in range(warmup + reps):
+            rng.shuffle(order)
+            yield from ((index, i) for index in order)
+
+    return _run(fns, calls(), warmup)
 
 
 def in_turns(fns: Sequence[Callable[[int], object]], reps: int, warmup: int) -> list[list[float]]:
@@ -83,16 +86,8 @@ def in_turns(fns: Sequence[Callable[[int], object]], reps: int, warmup: int) -> 
     times them (a process per contender). Returns one list of samples (ms) per function;
     each contender's first ``warmup`` reps are not recorded.
     """
-    samples: list[list[float]] = [[] for _ in fns]
-    clock = time.perf_counter
-    for index, fn in enumerate(fns):
-        for i in range(warmup + reps):
-            start = clock()
-            fn(i)
-            elapsed = (clock() - start) * 1000.0
-            if i >= warmup:
-                samples[index].append(elapsed)
-    return samples
+    calls = ((index, i) for index in range(len(fns)) for i in range(warmup + reps))
+    return _run(fns, calls, warmup)
 
 
 def interleaved(

@@ -38,3 +38,14 @@ def test_rotating_interleaves_the_contenders_and_turns_the_order(timing: ModuleT
     assert [name for name, _ in calls] == list("abc" + "bca" + "cab")
     assert [i for _, i in calls] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     assert [len(s) for s in samples] == [2, 2, 2]
+
+
+def test_shuffled_runs_every_contender_once_a_rep_in_a_seeded_order(timing: ModuleType) -> None:
+    calls: list[tuple[str, int]] = []
+    samples = timing.shuffled(_contenders(calls), 3, 1, seed=7)
+    assert [sorted(name for name, i in calls if i == rep) for rep in range(4)] == [list("abc")] * 4
+    assert [i for _, i in calls] == [0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    again: list[tuple[str, int]] = []
+    timing.shuffled(_contenders(again), 3, 1, seed=7)
+    assert again == calls
+    assert [len(s) for s in samples] == [3, 3, 3]
