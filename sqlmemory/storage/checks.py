@@ -17,8 +17,6 @@ from sqlmemory.errors import (
     InvalidSessionIdError,
 )
 from sqlmemory.types import DocumentBlock, ImageBlock, Message, canonical_json
-from sqlmemory.types._canonical import text_alone_json
-from sqlmemory.types.message import WIRE_VERSION
 
 __all__ = [
     "DEFAULT_MAX_BLOB_BYTES",
@@ -30,7 +28,6 @@ __all__ = [
     "check_session_id",
     "content_digest",
     "same_content",
-    "text_alone_digest",
 ]
 
 DEFAULT_MAX_BLOB_BYTES = 20 * 1024 * 1024
@@ -68,13 +65,6 @@ def content_digest(message: Message) -> str:
     and ``1``), ``recorded_at`` aside.
     """
     return hashlib.sha256(canonical_json(message).encode("utf-8")).hexdigest()
-
-
-def text_alone_digest(message: Message, text: str) -> str:
-    """:func:`content_digest` of ``message``, a text alone (one text block without extras,
-    and no metadata, provider extras or usage) whose text is ``text``: its canonical form
-    written without looking for what it is made of again."""
-    return hashlib.sha256(text_alone_json(message, text, WIRE_VERSION).encode("utf-8")).hexdigest()
 
 
 def same_content(a: Message, b: Message) -> bool:

@@ -30,7 +30,6 @@ __all__ = [
     "plain_canonical",
     "simple_canonical",
     "text_alone",
-    "text_alone_json",
     "texts_and_calls",
 ]
 
@@ -50,13 +49,7 @@ def plain_canonical(message: Any, version: int) -> str | None:
     block = text_alone(message)
     if block is None:
         return None
-    return text_alone_json(message, block.text, version)
-
-
-def text_alone_json(message: Any, text: str, version: int) -> str:
-    """The canonical JSON of ``message``, a text alone whose text is ``text`` (not
-    checked: :func:`text_alone` found it)."""
-    return _frame(message, version, _text_form(text))
+    return _frame(message, version, _text_form(block.text))
 
 
 def _frame(message: Any, version: int, content: str) -> str:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlmemory.policy import Entry, estimate_tokens
-from sqlmemory.storage.checks import content_digest, text_alone_digest
+from sqlmemory.storage.checks import content_digest
 from sqlmemory.storage.search_rules import visible_text
 from sqlmemory.storage.sql.base64_text import BLOCK_TEXT, FLAG, decode, decoded
 from sqlmemory.storage.sql.plain_rows import PLAIN_DIGEST, plain_row, plain_values
@@ -224,13 +224,11 @@ def time_is_stored(message: Message) -> bool:
     return message.recorded_at is None or getattr(message, LOADED_KEY, False)
 
 
-def digest_of(message: Message, text: str | None = None) -> str:
-    """The content digest of ``message``: SHA-256 of its canonical form (``recorded_at`` aside).
-
-    ``text``: ``message`` is a text alone of that text (:func:`text_alone_digest`)."""
+def digest_of(message: Message) -> str:
+    """The content digest of ``message``: SHA-256 of its canonical form (``recorded_at`` aside)."""
     memo: str | tuple[str, str, str] | None = getattr(message, MEMO_KEY, None)
     if memo is None:
-        digest = content_digest(message) if text is None else text_alone_digest(message, text)
+        digest = content_digest(message)
         object.__setattr__(message, MEMO_KEY, digest)
         return digest
     return memo if type(memo) is str else memo[0]

@@ -45,10 +45,10 @@ PLAIN_DIGEST = PLAIN_COLUMNS.index("digest")
 
 
 def plain_values(
-    message: Message, digest: Callable[[Message, str], str], max_tokens: int
+    message: Message, digest: Callable[[Message], str], max_tokens: int
 ) -> tuple[Any, ...] | None:
     """The :data:`PLAIN_COLUMNS` of ``message`` when it is a text alone (else ``None``),
-    its digest from ``digest(message, text)`` and its estimate at most ``max_tokens``."""
+    its ``digest`` from the given function and its estimate at most ``max_tokens``."""
     block = text_alone(message)
     if block is None:
         return None
@@ -62,7 +62,7 @@ def plain_values(
         message.tool_call_id,
         text,
         message.is_error,
-        digest(message, text),
+        digest(message),
         min(TOKENS_PER_MESSAGE + utf8_size(text) // 4, max_tokens),
         None if shown is None else shown[:MAX_SEARCH_TEXT].replace("\x00", " "),
     )
